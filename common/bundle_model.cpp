@@ -1,0 +1,77 @@
+#include "bundle_model.h"
+
+#include <cinttypes>
+#include <cstdio>
+
+namespace gpumemrec {
+
+uint16_t StringTable::intern(std::string_view s) {
+  auto it = index_.find(s);
+  if (it != index_.end()) return it->second;
+  if (strings_.size() >= 0xFFFF) return 0;  // pathological input: collapse to ""
+  strings_.push_back(std::make_unique<std::string>(s));
+  uint16_t id = static_cast<uint16_t>(strings_.size() - 1);
+  index_.emplace(std::string_view(*strings_.back()), id);
+  return id;
+}
+
+EventKind event_kind_from_name(std::string_view n) {
+  if (n == "allocation") return EventKind::kAllocation;
+  if (n == "deallocation") return EventKind::kDeallocation;
+  if (n == "oom") return EventKind::kOom;
+  if (n == "allocation_failed") return EventKind::kAllocationFailed;
+  if (n == "deallocation_failed") return EventKind::kDeallocationFailed;
+  if (n == "map") return EventKind::kMap;
+  if (n == "unmap") return EventKind::kUnmap;
+  return EventKind::kOther;
+}
+
+const char* event_kind_name(EventKind k) {
+  switch (k) {
+    case EventKind::kAllocation: return "allocation";
+    case EventKind::kDeallocation: return "deallocation";
+    case EventKind::kOom: return "oom";
+    case EventKind::kAllocationFailed: return "allocation_failed";
+    case EventKind::kDeallocationFailed: return "deallocation_failed";
+    case EventKind::kMap: return "map";
+    case EventKind::kUnmap: return "unmap";
+    case EventKind::kOther: break;
+  }
+  return "other";
+}
+
+MemoryType memory_type_from_name(std::string_view n) {
+  if (n == "device") return MemoryType::kDevice;
+  if (n == "managed") return MemoryType::kManaged;
+  if (n == "physical") return MemoryType::kPhysical;
+  if (n == "mapping") return MemoryType::kMapping;
+  return MemoryType::kOther;
+}
+
+std::string format_frame(const Frame& f) {
+  if (!f.function.empty()) {
+    std::string s = f.function;
+    if (!f.file.empty()) {
+      s += " (";
+      s += f.file;
+      if (f.line > 0) s += ":" + std::to_string(f.line);
+      s += ")";
+    } else if (f.kind == FrameKind::kNative && !f.module.empty()) {
+      size_t slash = f.module.rfind('/');
+      s += " (" + f.module.substr(slash == std::string::npos ? 0 : slash + 1) + ")";
+    }
+    return s;
+  }
+  if (!f.file.empty()) {
+    std::string s = "?? (" + f.file;
+    if (f.line > 0) s += ":" + std::to_string(f.line);
+    return s + ")";
+  }
+  size_t slash = f.module.rfind('/');
+  std::string mod = f.module.empty() ? "??" : f.module.substr(slash == std::string::npos ? 0 : slash + 1);
+  char buf[32];
+  snprintf(buf, sizeof buf, "+0x%" PRIx64, f.offset);
+  return mod + buf;
+}
+
+}  // namespace gpumemrec

@@ -1,0 +1,181 @@
+// In-memory model of a dump bundle (docs/bundle-format.md) as the tools read
+// it. Plain data, no I/O. Per-event strings (api, context, backend, event
+// type, memory type) are interned in a StringTable so a million events cost
+// no per-event allocation.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace gpumemrec {
+
+// Interns short strings; id 0 is always "".
+class StringTable {
+ public:
+  StringTable() { intern(""); }
+  uint16_t intern(std::string_view s);
+  const std::string& str(uint16_t id) const { return *strings_[id]; }
+  size_t size() const { return strings_.size(); }
+
+ private:
+  std::vector<std::unique_ptr<std::string>> strings_;
+  std::unordered_map<std::string_view, uint16_t> index_;
+};
+
+enum class EventKind : uint8_t {
+  kAllocation,
+  kDeallocation,
+  kOom,
+  kAllocationFailed,
+  kDeallocationFailed,
+  kMap,
+  kUnmap,
+  kOther,
+};
+EventKind event_kind_from_name(std::string_view name);
+const char* event_kind_name(EventKind k);
+
+enum class MemoryType : uint8_t { kDevice, kManaged, kPhysical, kMapping, kOther };
+MemoryType memory_type_from_name(std::string_view name);
+
+struct Event {
+  uint64_t seq = 0;
+  double timestamp = 0;
+  uint64_t memory_allocated = 0;
+  uint64_t memory_reserved = 0;
+  int64_t memory_change = 0;
+  uint64_t address = 0;
+  uint64_t size = 0;
+  uint64_t stack_id = 0;
+  uint64_t duration_ns = 0;
+  uint64_t stream = 0;
+  int64_t result = 0;
+  int32_t device_id = -1;
+  uint32_t thread_id = 0;
+  uint16_t event_type = 0;  // interned original name
+  uint16_t api = 0;         // interned
+  uint16_t context = 0;     // interned
+  uint16_t backend = 0;     // interned
+  uint16_t memory_type = 0; // interned original name
+  EventKind kind = EventKind::kOther;
+  MemoryType mem_kind = MemoryType::kOther;
+};
+
+struct Allocation {
+  uint64_t address = 0;
+  uint64_t size = 0;
+  int32_t device_id = -1;
+  std::string api;
+  std::string memory_type;
+  double timestamp = 0;
+  uint32_t thread_id = 0;
+  uint64_t stack_id = 0;
+  uint64_t seq = 0;
+};
+
+enum class FrameKind : uint8_t { kPython, kNative, kOther };
+
+struct Frame {
+  FrameKind kind = FrameKind::kOther;
+  std::string module;
+  uint64_t offset = 0;
+  std::string function;
+  std::string file;
+  int64_t line = 0;
+};
+
+struct Stack {
+  uint64_t stack_id = 0;
+  std::string python;  // captured / no_gil / not_python / disabled
+  std::vector<Frame> frames;  // innermost first; python frames first
+};
+
+struct Manifest {
+  int64_t schema_version = 0;
+  std::string bundle_name;
+  std::string created_at_utc;
+  std::string reason;
+  std::string backend;
+  uint64_t event_count = 0;
+  std::vector<std::string> files;
+  std::string generator;
+  int64_t pid = 0;
+};
+
+struct Metadata {
+  std::string reason;
+  std::string api;
+  int64_t error_code = 0;
+  std::string error_name;
+  uint64_t requested_bytes = 0;
+  int32_t device_id = -1;
+  std::optional<uint64_t> device_free_bytes;
+  std::optional<uint64_t> device_total_bytes;
+  uint64_t live_bytes = 0;
+  uint64_t live_allocations = 0;
+  std::map<int32_t, uint64_t> live_bytes_by_device;
+  uint32_t thread_id = 0;
+  uint64_t stack_id = 0;
+  std::string context;
+  std::string backend;
+  uint64_t captured_event_count = 0;
+  uint64_t total_event_count = 0;
+  uint64_t failed_calls_before_dump = 0;
+  double timestamp = 0;
+  // custom_metadata: every key with its value rendered as text.
+  std::vector<std::pair<std::string, std::string>> custom_metadata;
+  std::optional<int64_t> rank;
+  std::string hostname;  // custom_metadata.hostname or environment.hostname
+};
+
+struct DeviceInfo {
+  int32_t device_id = -1;
+  std::string name;
+  uint64_t total_bytes = 0;
+};
+
+struct Environment {
+  bool present = false;
+  int64_t pid = 0;
+  int64_t ppid = 0;
+  std::string cwd;
+  std::vector<std::string> cmdline;
+  std::string hostname;
+  int64_t driver_version = 0;
+  int64_t runtime_version = 0;
+  std::vector<DeviceInfo> devices;
+  std::vector<std::pair<std::string, std::string>> env;
+};
+
+struct Bundle {
+  std::string path;  // directory as given
+  Manifest manifest;
+  Metadata metadata;
+  std::vector<Event> events;            // oldest first
+  std::vector<Allocation> allocations;  // as in the file (largest first)
+  std::vector<Stack> stacks;
+  std::unordered_map<uint64_t, size_t> stack_index;  // stack_id -> stacks[i]
+  Environment environment;
+  StringTable strings;
+
+  const Stack* find_stack(uint64_t id) const {
+    auto it = stack_index.find(id);
+    return it == stack_index.end() ? nullptr : &stacks[it->second];
+  }
+  const std::string& str(uint16_t id) const { return strings.str(id); }
+  std::string hostname() const {
+    return metadata.hostname.empty() ? environment.hostname : metadata.hostname;
+  }
+};
+
+// "function (file:line)" for python/native frames with symbols, otherwise
+// "module+0xoffset" (module basename).
+std::string format_frame(const Frame& f);
+
+}  // namespace gpumemrec
