@@ -1,0 +1,212 @@
+#include "analysis.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+namespace gpumemrec::analysis {
+
+std::vector<Site> live_sites(const Bundle& b) {
+  std::unordered_map<uint64_t, Site> m;
+  for (const Allocation& a : b.allocations) {
+    Site& s = m[a.stack_id];
+    s.stack_id = a.stack_id;
+    s.bytes += a.size;
+    s.count += 1;
+  }
+  std::vector<Site> out;
+  out.reserve(m.size());
+  for (auto& kv : m) out.push_back(kv.second);
+  std::sort(out.begin(), out.end(), [](const Site& x, const Site& y) {
+    return x.bytes != y.bytes ? x.bytes > y.bytes : x.stack_id < y.stack_id;
+  });
+  return out;
+}
+
+std::vector<CurvePoint> memory_curve(const Bundle& b, int32_t device, size_t max_points) {
+  std::vector<CurvePoint> all;
+  double t0 = 0, t1 = 0;
+  size_t n = 0;
+  for (const Event& e : b.events) {
+    if (e.device_id != device) continue;
+    if (n == 0) t0 = e.timestamp;
+    t1 = e.timestamp;
+    ++n;
+  }
+  if (max_points < 4) max_points = 4;
+  if (n <= max_points) {
+    all.reserve(n);
+    for (const Event& e : b.events)
+      if (e.device_id == device) all.push_back({e.timestamp, e.memory_allocated});
+    return all;
+  }
+  size_t buckets = max_points / 2 - 1;
+  double span = t1 > t0 ? t1 - t0 : 1.0;
+  struct Bucket {
+    bool used = false;
+    CurvePoint mn{0, 0}, mx{0, 0};
+    size_t imn = 0, imx = 0;
+  };
+  std::vector<Bucket> bk(buckets);
+  size_t i = 0;
+  CurvePoint last{0, 0};
+  for (const Event& e : b.events) {
+    if (e.device_id != device) continue;
+    size_t k = static_cast<size_t>((e.timestamp - t0) / span * buckets);
+    if (k >= buckets) k = buckets - 1;
+    Bucket& x = bk[k];
+    CurvePoint p{e.timestamp, e.memory_allocated};
+    if (!x.used) {
+      x.used = true;
+      x.mn = x.mx = p;
+      x.imn = x.imx = i;
+    } else {
+      if (p.v < x.mn.v) x.mn = p, x.imn = i;
+      if (p.v > x.mx.v) x.mx = p, x.imx = i;
+    }
+    last = p;
+    ++i;
+  }
+  all.reserve(max_points);
+  for (const Bucket& x : bk) {
+    if (!x.used) continue;
+    if (x.imn == x.imx) {
+      all.push_back(x.mn);
+    } else if (x.imn < x.imx) {
+      all.push_back(x.mn);
+      all.push_back(x.mx);
+    } else {
+      all.push_back(x.mx);
+      all.push_back(x.mn);
+    }
+  }
+  if (all.empty() || all.back().t != last.t || all.back().v != last.v) all.push_back(last);
+  return all;
+}
+
+std::vector<int32_t> devices(const Bundle& b) {
+  std::set<int32_t> s;
+  int32_t prev = -2;
+  for (const Event& e : b.events) {
+    if (e.device_id == prev) continue;
+    prev = e.device_id;
+    if (e.device_id >= 0) s.insert(e.device_id);
+  }
+  for (const Allocation& a : b.allocations)
+    if (a.device_id >= 0) s.insert(a.device_id);
+  if (b.metadata.device_id >= 0) s.insert(b.metadata.device_id);
+  for (auto& kv : b.metadata.live_bytes_by_device)
+    if (kv.first >= 0) s.insert(kv.first);
+  return {s.begin(), s.end()};
+}
+
+int32_t failing_device(const Bundle& b) {
+  if (b.metadata.device_id >= 0) return b.metadata.device_id;
+  for (auto it = b.events.rbegin(); it != b.events.rend(); ++it)
+    if (it->kind == EventKind::kOom && it->device_id >= 0) return it->device_id;
+  auto d = devices(b);
+  return d.empty() ? 0 : d.front();
+}
+
+std::vector<ApiCount> api_counts(const Bundle& b) {
+  std::vector<ApiCount> by_id(b.strings.size());
+  for (const Event& e : b.events) {
+    ApiCount& c = by_id[e.api];
+    switch (e.kind) {
+      case EventKind::kAllocation: ++c.alloc; break;
+      case EventKind::kDeallocation: ++c.free; break;
+      case EventKind::kOom: ++c.oom; break;
+      case EventKind::kAllocationFailed:
+      case EventKind::kDeallocationFailed: ++c.failed; break;
+      default: ++c.other; break;
+    }
+    ++c.total;
+  }
+  std::vector<ApiCount> out;
+  for (size_t i = 0; i < by_id.size(); ++i) {
+    if (by_id[i].total == 0) continue;
+    by_id[i].api = b.strings.str(static_cast<uint16_t>(i));
+    if (by_id[i].api.empty()) by_id[i].api = "(none)";
+    out.push_back(by_id[i]);
+  }
+  std::sort(out.begin(), out.end(), [](const ApiCount& x, const ApiCount& y) {
+    return x.total != y.total ? x.total > y.total : x.api < y.api;
+  });
+  return out;
+}
+
+std::vector<size_t> oldest_live(const Bundle& b, size_t n) {
+  std::vector<size_t> idx(b.allocations.size());
+  for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+  auto older = [&](size_t x, size_t y) {
+    const Allocation& a = b.allocations[x];
+    const Allocation& c = b.allocations[y];
+    if (a.seq != c.seq) return a.seq < c.seq;
+    return a.timestamp < c.timestamp;
+  };
+  if (n < idx.size()) {
+    std::partial_sort(idx.begin(), idx.begin() + n, idx.end(), older);
+    idx.resize(n);
+  } else {
+    std::sort(idx.begin(), idx.end(), older);
+  }
+  return idx;
+}
+
+std::vector<std::string> stack_lines(const Bundle& b, uint64_t stack_id, size_t max_frames) {
+  std::vector<std::string> out;
+  const Stack* s = stack_id ? b.find_stack(stack_id) : nullptr;
+  if (!s) {
+    out.push_back(stack_id ? "(stack " + std::to_string(stack_id) + " not in stacks.json)" : "(no stack recorded)");
+    return out;
+  }
+  if (s->frames.empty()) {
+    out.push_back("(empty stack, python: " + (s->python.empty() ? std::string("?") : s->python) + ")");
+    return out;
+  }
+  size_t n = std::min(max_frames, s->frames.size());
+  for (size_t i = 0; i < n; ++i) {
+    const Frame& f = s->frames[i];
+    out.push_back(std::string(f.kind == FrameKind::kPython ? "py  " : "    ") + format_frame(f));
+  }
+  if (n < s->frames.size()) out.push_back("    ... " + std::to_string(s->frames.size() - n) + " more frames");
+  return out;
+}
+
+std::string sparkline(const std::vector<CurvePoint>& curve, size_t width, bool ascii, uint64_t* max_out) {
+  static const char* blocks[] = {" ", "▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
+  static const char ramp[] = " .:-=+*#%@";
+  uint64_t mx = 0;
+  for (const auto& p : curve) mx = std::max(mx, p.v);
+  if (max_out) *max_out = mx;
+  if (curve.empty() || width == 0) return "";
+  double t0 = curve.front().t, t1 = curve.back().t;
+  double span = t1 > t0 ? t1 - t0 : 1.0;
+  std::vector<int64_t> col(width, -1);
+  for (const auto& p : curve) {
+    size_t k = static_cast<size_t>((p.t - t0) / span * width);
+    if (k >= width) k = width - 1;
+    col[k] = std::max<int64_t>(col[k], static_cast<int64_t>(p.v));
+  }
+  // Carry the level forward over empty columns (memory stays where it was).
+  int64_t prev = 0;
+  std::string out;
+  for (size_t i = 0; i < width; ++i) {
+    if (col[i] < 0) col[i] = prev;
+    prev = col[i];
+    double f = mx ? static_cast<double>(col[i]) / static_cast<double>(mx) : 0.0;
+    if (ascii) {
+      int k = static_cast<int>(f * 9 + 0.5);
+      if (col[i] > 0 && k == 0) k = 1;
+      out += ramp[k];
+    } else {
+      int k = static_cast<int>(f * 8 + 0.5);
+      if (col[i] > 0 && k == 0) k = 1;
+      out += blocks[k];
+    }
+  }
+  return out;
+}
+
+}  // namespace gpumemrec::analysis

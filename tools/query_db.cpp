@@ -1,0 +1,193 @@
+#include "query_db.h"
+
+#include <string>
+#include <unordered_map>
+
+#include "cli.h"
+
+namespace gpumemrec::cli {
+
+const char* const kQuerySchema = R"(-- Every event of the ring (events.json), oldest first.
+CREATE TABLE events (
+  seq INTEGER, timestamp REAL, event_type TEXT, api TEXT, device_id INTEGER,
+  address INTEGER, size INTEGER, result INTEGER, thread_id INTEGER,
+  stack_id INTEGER, duration_ns INTEGER, memory_allocated INTEGER,
+  memory_change INTEGER, memory_type TEXT, stream INTEGER);
+-- Allocations still live at the dump (allocations.json).
+CREATE TABLE allocations (
+  address INTEGER, size INTEGER, device_id INTEGER, api TEXT, memory_type TEXT,
+  timestamp REAL, thread_id INTEGER, stack_id INTEGER, seq INTEGER);
+-- Stacks (stacks.json); python is captured / no_gil / not_python / disabled.
+CREATE TABLE stacks (stack_id INTEGER PRIMARY KEY, python TEXT);
+-- Frames of each stack, innermost first (depth 0); python frames come first.
+CREATE TABLE frames (
+  stack_id INTEGER, depth INTEGER, kind TEXT, module TEXT, offset INTEGER,
+  function TEXT, file TEXT, line INTEGER);
+-- Lifetimes: one row per allocation the bundle knows about. Freed in the
+-- ring: start_time and end_time set (start_time NULL when it was allocated
+-- before the ring). Live at the dump: end_time NULL.
+CREATE TABLE intervals (
+  address INTEGER, size INTEGER, device_id INTEGER, api TEXT,
+  start_time REAL, end_time REAL, stack_id INTEGER);
+-- metadata.json scalars and custom_metadata (as custom.<key>).
+CREATE TABLE metadata (key TEXT PRIMARY KEY, value);
+-- Live bytes per call site at the dump.
+CREATE VIEW sites AS
+  SELECT stack_id, COUNT(*) AS count, SUM(size) AS bytes
+  FROM allocations GROUP BY stack_id ORDER BY bytes DESC;
+)";
+
+namespace {
+
+struct Stmt {
+  sqlite3_stmt* s = nullptr;
+  Stmt(sqlite3* db, const char* sql) {
+    if (sqlite3_prepare_v2(db, sql, -1, &s, nullptr) != SQLITE_OK) failure(std::string("SQLite: ") + sqlite3_errmsg(db));
+  }
+  ~Stmt() { sqlite3_finalize(s); }
+  Stmt& i(int col, int64_t v) {
+    sqlite3_bind_int64(s, col, v);
+    return *this;
+  }
+  Stmt& d(int col, double v) {
+    sqlite3_bind_double(s, col, v);
+    return *this;
+  }
+  Stmt& null(int col) {
+    sqlite3_bind_null(s, col);
+    return *this;
+  }
+  Stmt& t(int col, const std::string& v) {
+    sqlite3_bind_text(s, col, v.data(), static_cast<int>(v.size()), SQLITE_STATIC);
+    return *this;
+  }
+  void step(sqlite3* db) {
+    if (sqlite3_step(s) != SQLITE_DONE) failure(std::string("SQLite: ") + sqlite3_errmsg(db));
+    sqlite3_reset(s);
+  }
+};
+
+void exec(sqlite3* db, const char* sql) {
+  char* err = nullptr;
+  if (sqlite3_exec(db, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+    std::string m = err ? err : "unknown error";
+    sqlite3_free(err);
+    failure("SQLite: " + m);
+  }
+}
+
+int64_t as_i(uint64_t v) { return static_cast<int64_t>(v); }
+
+}  // namespace
+
+void load_query_db(sqlite3* db, const Bundle& b) {
+  exec(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;");
+  exec(db, kQuerySchema);
+  exec(db, "BEGIN");
+  {
+    Stmt ins(db, "INSERT INTO events VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    for (const Event& e : b.events) {
+      ins.i(1, as_i(e.seq)).d(2, e.timestamp).t(3, b.str(e.event_type)).t(4, b.str(e.api)).i(5, e.device_id);
+      ins.i(6, as_i(e.address)).i(7, as_i(e.size)).i(8, e.result).i(9, e.thread_id).i(10, as_i(e.stack_id));
+      ins.i(11, as_i(e.duration_ns)).i(12, as_i(e.memory_allocated)).i(13, e.memory_change);
+      ins.t(14, b.str(e.memory_type)).i(15, as_i(e.stream));
+      ins.step(db);
+    }
+  }
+  {
+    Stmt ins(db, "INSERT INTO allocations VALUES (?,?,?,?,?,?,?,?,?)");
+    for (const Allocation& a : b.allocations) {
+      ins.i(1, as_i(a.address)).i(2, as_i(a.size)).i(3, a.device_id).t(4, a.api).t(5, a.memory_type);
+      ins.d(6, a.timestamp).i(7, a.thread_id).i(8, as_i(a.stack_id)).i(9, as_i(a.seq));
+      ins.step(db);
+    }
+  }
+  {
+    Stmt st(db, "INSERT OR REPLACE INTO stacks VALUES (?,?)");
+    Stmt fr(db, "INSERT INTO frames VALUES (?,?,?,?,?,?,?,?)");
+    static const std::string kinds[] = {"python", "native", "other"};
+    for (const Stack& s : b.stacks) {
+      st.i(1, as_i(s.stack_id)).t(2, s.python);
+      st.step(db);
+      for (size_t d = 0; d < s.frames.size(); ++d) {
+        const Frame& f = s.frames[d];
+        fr.i(1, as_i(s.stack_id)).i(2, static_cast<int64_t>(d)).t(3, kinds[static_cast<int>(f.kind)]).t(4, f.module);
+        fr.i(5, as_i(f.offset)).t(6, f.function).t(7, f.file).i(8, f.line);
+        fr.step(db);
+      }
+    }
+  }
+  {
+    // Intervals: alloc/free pairs of the ring, then the live allocations.
+    Stmt ins(db, "INSERT INTO intervals VALUES (?,?,?,?,?,?,?)");
+    struct Open {
+      double start;
+      uint64_t size;
+      int32_t device;
+      uint16_t api;
+      uint64_t stack_id;
+    };
+    std::unordered_map<uint64_t, Open> open;  // key: address*2 + physical
+    for (const Event& e : b.events) {
+      if (e.result != 0 || e.address == 0) continue;
+      uint64_t key = e.address * 2 + (e.mem_kind == MemoryType::kPhysical);
+      if (e.kind == EventKind::kAllocation) {
+        open[key] = {e.timestamp, e.size, e.device_id, e.api, e.stack_id};
+      } else if (e.kind == EventKind::kDeallocation) {
+        auto it = open.find(key);
+        ins.i(1, as_i(e.address));
+        if (it != open.end()) {
+          ins.i(2, as_i(it->second.size)).i(3, it->second.device).t(4, b.str(it->second.api)).d(5, it->second.start);
+          ins.d(6, e.timestamp).i(7, as_i(it->second.stack_id));
+          open.erase(it);
+        } else {
+          ins.i(2, as_i(e.size)).i(3, e.device_id).t(4, b.str(e.api)).null(5).d(6, e.timestamp).i(7, 0);
+        }
+        ins.step(db);
+      }
+    }
+    for (const Allocation& a : b.allocations) {
+      ins.i(1, as_i(a.address)).i(2, as_i(a.size)).i(3, a.device_id).t(4, a.api).d(5, a.timestamp).null(6);
+      ins.i(7, as_i(a.stack_id)).step(db);
+    }
+  }
+  {
+    Stmt ins(db, "INSERT OR REPLACE INTO metadata VALUES (?,?)");
+    const Metadata& m = b.metadata;
+    auto put_s = [&](const char* k, const std::string& v) {
+      std::string key = k;
+      ins.t(1, key).t(2, v).step(db);
+    };
+    auto put_i = [&](const char* k, int64_t v) {
+      std::string key = k;
+      ins.t(1, key).i(2, v).step(db);
+    };
+    put_s("bundle_name", b.manifest.bundle_name);
+    put_s("reason", m.reason);
+    put_s("api", m.api);
+    put_i("error_code", m.error_code);
+    put_s("error_name", m.error_name);
+    put_i("requested_bytes", as_i(m.requested_bytes));
+    put_i("device_id", m.device_id);
+    if (m.device_free_bytes) put_i("device_free_bytes", as_i(*m.device_free_bytes));
+    if (m.device_total_bytes) put_i("device_total_bytes", as_i(*m.device_total_bytes));
+    put_i("live_bytes", as_i(m.live_bytes));
+    put_i("live_allocations", as_i(m.live_allocations));
+    put_i("thread_id", m.thread_id);
+    put_i("stack_id", as_i(m.stack_id));
+    put_s("backend", m.backend);
+    put_i("pid", b.manifest.pid);
+    {
+      std::string key = "timestamp";
+      ins.t(1, key).d(2, m.timestamp).step(db);
+    }
+    for (auto& kv : m.custom_metadata) {
+      std::string key = "custom." + kv.first;
+      ins.t(1, key).t(2, kv.second).step(db);
+    }
+  }
+  exec(db, "COMMIT");
+  exec(db, "CREATE INDEX frames_stack ON frames(stack_id);");
+}
+
+}  // namespace gpumemrec::cli
