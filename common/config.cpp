@@ -1,0 +1,242 @@
+#include "config.h"
+
+#include <algorithm>
+#include <cctype>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace gpumemrec {
+
+namespace {
+
+constexpr uint64_t kMaxRingEvents = uint64_t(1) << 25;  // 2 GiB of ring
+constexpr uint64_t kMaxStackDepth = 256;
+
+std::string trim(const std::string& s) {
+  size_t b = 0, e = s.size();
+  while (b < e && std::isspace((unsigned char)s[b])) ++b;
+  while (e > b && std::isspace((unsigned char)s[e - 1])) --e;
+  return s.substr(b, e - b);
+}
+
+std::string lower(std::string s) {
+  for (auto& c : s) c = char(std::tolower((unsigned char)c));
+  return s;
+}
+
+}  // namespace
+
+const std::vector<ConfigVar>& config_vars() {
+  static const std::vector<ConfigVar> vars = {
+      {"DIR", "./gpumemrec-dumps", "directory the bundles are written to (created 0700 if missing)"},
+      {"RING_EVENTS", "65536", "events kept in the ring (64 bytes each), 16 to 33554432"},
+      {"STACK_DEPTH", "32", "native frames per stack, 0 turns native stacks off, at most 256"},
+      {"EPISODE_MS", "2000", "failures closer together than this are one episode: one bundle"},
+      {"MAX_DUMPS", "5", "keep at most this many bundles in DIR (oldest pruned); 0 = no limit"},
+      {"MAX_TOTAL_MB", "256", "keep the bundles in DIR under this many MiB (oldest pruned); 0 = no limit"},
+      {"LOG_LEVEL", "warn", "trace, debug, info, warn, error, critical or off (messages go to stderr)"},
+      {"DISABLE", "0", "1 = pure pass-through: nothing is recorded or swapped"},
+      {"PYTHON_STACKS", "1", "0 = do not record Python frames"},
+      {"LIMIT", "(none)", "rehearse a smaller GPU: refuse allocations past this many live bytes per device, e.g. 24GiB or 0:24GiB,1:40GiB"},
+      {"FAIL_AFTER", "0", "make the Nth allocation fail with the out-of-memory code (0 = off)"},
+      {"DUMP_SIGNAL", "(off)", "a signal (e.g. USR2) that writes a bundle with reason 'signal'"},
+      {"DUMP_AT_EXIT", "0", "1 = write a bundle with reason 'exit' at normal exit (what was never freed)"},
+      {"FOLLOW_EXEC", "1", "0 = remove libgpumemrec.so from LD_PRELOAD for programs this one execs"},
+  };
+  return vars;
+}
+
+bool parse_uint(const std::string& text, uint64_t max, uint64_t* out) {
+  std::string t = trim(text);
+  if (t.empty() || t.size() > 20) return false;
+  uint64_t v = 0;
+  for (char c : t) {
+    if (c < '0' || c > '9') return false;
+    uint64_t d = uint64_t(c - '0');
+    if (v > (UINT64_MAX - d) / 10) return false;
+    v = v * 10 + d;
+  }
+  if (v > max) return false;
+  *out = v;
+  return true;
+}
+
+bool parse_size(const std::string& text, uint64_t* out) {
+  std::string t = trim(text);
+  size_t i = 0;
+  while (i < t.size() && (std::isdigit((unsigned char)t[i]) || t[i] == '.')) ++i;
+  std::string num = t.substr(0, i), unit = lower(trim(t.substr(i)));
+  if (num.empty() || num == ".") return false;
+  if (std::count(num.begin(), num.end(), '.') > 1) return false;
+  long double mult = 1;
+  if (unit.empty() || unit == "b") mult = 1;
+  else if (unit == "k" || unit == "kib") mult = 1024.0L;
+  else if (unit == "kb") mult = 1e3L;
+  else if (unit == "m" || unit == "mib") mult = 1024.0L * 1024;
+  else if (unit == "mb") mult = 1e6L;
+  else if (unit == "g" || unit == "gib") mult = 1024.0L * 1024 * 1024;
+  else if (unit == "gb") mult = 1e9L;
+  else if (unit == "t" || unit == "tib") mult = 1024.0L * 1024 * 1024 * 1024;
+  else if (unit == "tb") mult = 1e12L;
+  else return false;
+  char* end = nullptr;
+  long double v = std::strtold(num.c_str(), &end);
+  if (!end || *end != '\0') return false;
+  long double bytes = v * mult;
+  if (!(bytes >= 0) || bytes > 1.8e19L) return false;
+  *out = uint64_t(bytes);
+  return true;
+}
+
+bool parse_bool(const std::string& text, bool* out) {
+  std::string t = lower(trim(text));
+  if (t == "1" || t == "true" || t == "yes" || t == "on") { *out = true; return true; }
+  if (t == "0" || t == "false" || t == "no" || t == "off") { *out = false; return true; }
+  return false;
+}
+
+int parse_signal(const std::string& text) {
+  std::string t = trim(text);
+  for (auto& c : t) c = char(std::toupper((unsigned char)c));
+  if (t.rfind("SIG", 0) == 0) t = t.substr(3);
+  static const struct { const char* name; int sig; } kSignals[] = {
+      {"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"HUP", SIGHUP}, {"QUIT", SIGQUIT},
+      {"WINCH", SIGWINCH}, {"URG", SIGURG}, {"PWR", SIGPWR},
+  };
+  for (auto& s : kSignals)
+    if (t == s.name) return s.sig;
+  uint64_t n = 0;
+  if (parse_uint(t, 64, &n) && n > 0) {
+    int sig = int(n);
+    // Signals whose default action or meaning we must never take over.
+    if (sig == SIGKILL || sig == SIGSTOP || sig == SIGSEGV || sig == SIGBUS ||
+        sig == SIGFPE || sig == SIGILL || sig == SIGABRT || sig == SIGCHLD ||
+        sig == SIGPIPE || sig == SIGINT || sig == SIGTERM || sig == SIGALRM || sig == SIGPROF)
+      return -1;
+    if (sig < SIGRTMIN && sig > SIGPWR) return -1;
+    if (sig > SIGRTMAX) return -1;
+    return sig;
+  }
+  return -1;
+}
+
+bool parse_limit(const std::string& text, uint64_t (&limits)[kMaxDevices]) {
+  uint64_t out[kMaxDevices] = {};
+  std::string t = trim(text);
+  if (t.empty()) return false;
+  if (t.find(':') == std::string::npos) {
+    uint64_t v = 0;
+    if (!parse_size(t, &v) || v == 0) return false;
+    for (auto& l : out) l = v;
+  } else {
+    size_t pos = 0;
+    while (pos <= t.size()) {
+      size_t comma = t.find(',', pos);
+      std::string item = trim(t.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos));
+      size_t colon = item.find(':');
+      if (colon == std::string::npos) return false;
+      uint64_t dev = 0, v = 0;
+      if (!parse_uint(item.substr(0, colon), kMaxDevices - 1, &dev)) return false;
+      if (!parse_size(item.substr(colon + 1), &v) || v == 0) return false;
+      out[dev] = v;
+      if (comma == std::string::npos) break;
+      pos = comma + 1;
+    }
+  }
+  std::memcpy(limits, out, sizeof(out));
+  return true;
+}
+
+std::string format_bytes(uint64_t bytes) {
+  static const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  double v = double(bytes);
+  int u = 0;
+  while (v >= 1024.0 && u < 5) { v /= 1024.0; ++u; }
+  char buf[48];
+  if (u == 0) std::snprintf(buf, sizeof buf, "%llu B", (unsigned long long)bytes);
+  else std::snprintf(buf, sizeof buf, "%.2f %s", v, units[u]);
+  return buf;
+}
+
+Config parse_config(const EnvGetter& get, std::vector<std::string>* warnings) {
+  Config c;
+  auto warn = [&](const char* var, const char* value, const char* why, const char* dflt) {
+    if (!warnings) return;
+    char buf[512];
+    std::snprintf(buf, sizeof buf, "GPUMEMREC_%s=\"%.200s\" is %s; using the default (%s)", var, value, why,
+                  dflt);
+    warnings->push_back(buf);
+  };
+  auto value = [&](const char* var) -> const char* {
+    std::string full = std::string("GPUMEMREC_") + var;
+    return get(full.c_str());
+  };
+  auto uint_var = [&](const char* var, uint64_t min, uint64_t max, uint64_t* field, const char* dflt) {
+    const char* v = value(var);
+    if (!v) return;
+    uint64_t n = 0;
+    if (!parse_uint(v, UINT64_MAX, &n)) {
+      warn(var, v, "not a non-negative integer", dflt);
+    } else if (n < min || n > max) {
+      char why[96];
+      std::snprintf(why, sizeof why, "out of range [%llu, %llu]", (unsigned long long)min, (unsigned long long)max);
+      warn(var, v, why, dflt);
+    } else {
+      *field = n;
+    }
+  };
+  auto bool_var = [&](const char* var, bool* field, const char* dflt) {
+    const char* v = value(var);
+    if (!v) return;
+    if (!parse_bool(v, field)) warn(var, v, "not a boolean (1/0, true/false, yes/no, on/off)", dflt);
+  };
+
+  if (const char* v = value("DIR")) {
+    if (std::strlen(v) == 0 || trim(v).empty()) warn("DIR", v, "empty", "./gpumemrec-dumps");
+    else if (std::strlen(v) > 3000) warn("DIR", v, "too long", "./gpumemrec-dumps");
+    else c.dir = v;
+  }
+  uint_var("RING_EVENTS", 16, kMaxRingEvents, &c.ring_events, "65536");
+  {
+    uint64_t depth = uint64_t(c.stack_depth);
+    uint_var("STACK_DEPTH", 0, kMaxStackDepth, &depth, "32");
+    c.stack_depth = int(depth);
+  }
+  uint_var("EPISODE_MS", 0, 86400000, &c.episode_ms, "2000");
+  uint_var("MAX_DUMPS", 0, 1000000, &c.max_dumps, "5");
+  uint_var("MAX_TOTAL_MB", 0, uint64_t(1) << 40, &c.max_total_mb, "256");
+  if (const char* v = value("LOG_LEVEL")) {
+    std::string l = lower(trim(v));
+    if (l == "warning") l = "warn";
+    if (l == "err") l = "error";
+    static const char* levels[] = {"trace", "debug", "info", "warn", "error", "critical", "off"};
+    bool ok = false;
+    for (auto* lv : levels) ok = ok || l == lv;
+    if (ok) c.log_level = l;
+    else warn("LOG_LEVEL", v, "not one of trace, debug, info, warn, error, critical, off", "warn");
+  }
+  bool_var("DISABLE", &c.disable, "0");
+  bool_var("PYTHON_STACKS", &c.python_stacks, "1");
+  if (const char* v = value("LIMIT")) {
+    if (parse_limit(v, c.limit_bytes)) c.has_limit = true;
+    else warn("LIMIT", v, "not a size like 24GiB or a list like 0:24GiB,1:40GiB", "no limit");
+  }
+  uint_var("FAIL_AFTER", 0, UINT64_MAX, &c.fail_after, "0");
+  if (const char* v = value("DUMP_SIGNAL")) {
+    int sig = parse_signal(v);
+    if (sig > 0) c.dump_signal = sig;
+    else if (!trim(v).empty() && trim(v) != "0")
+      warn("DUMP_SIGNAL", v, "not a usable signal (USR1, USR2, HUP, QUIT, WINCH, URG, PWR or a real-time number)", "off");
+  }
+  bool_var("DUMP_AT_EXIT", &c.dump_at_exit, "0");
+  bool_var("FOLLOW_EXEC", &c.follow_exec, "1");
+  return c;
+}
+
+Config parse_config_from_environment(std::vector<std::string>* warnings) {
+  return parse_config([](const char* name) -> const char* { return std::getenv(name); }, warnings);
+}
+
+}  // namespace gpumemrec

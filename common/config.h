@@ -1,0 +1,58 @@
+// Configuration: environment variables with the GPUMEMREC_ prefix only.
+// Parsed once at start-up by the shim and by `gpumemrec run` (to validate
+// what it passes on). A malformed value yields one warning and the default.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace gpumemrec {
+
+constexpr int kMaxDevices = 64;
+
+struct Config {
+  std::string dir = "./gpumemrec-dumps";  // GPUMEMREC_DIR
+  uint64_t ring_events = 65536;           // GPUMEMREC_RING_EVENTS
+  int stack_depth = 32;                   // GPUMEMREC_STACK_DEPTH (0 = off)
+  uint64_t episode_ms = 2000;             // GPUMEMREC_EPISODE_MS
+  uint64_t max_dumps = 5;                 // GPUMEMREC_MAX_DUMPS (0 = no count limit)
+  uint64_t max_total_mb = 256;            // GPUMEMREC_MAX_TOTAL_MB (0 = no size limit)
+  std::string log_level = "warn";         // GPUMEMREC_LOG_LEVEL
+  bool disable = false;                   // GPUMEMREC_DISABLE
+  bool python_stacks = true;              // GPUMEMREC_PYTHON_STACKS
+  // GPUMEMREC_LIMIT: per-device byte limit; 0 = none. A bare size applies to
+  // every device; "0:24GiB,1:40GiB" names devices.
+  uint64_t limit_bytes[kMaxDevices] = {};
+  bool has_limit = false;
+  uint64_t fail_after = 0;                // GPUMEMREC_FAIL_AFTER (0 = off)
+  int dump_signal = 0;                    // GPUMEMREC_DUMP_SIGNAL (0 = off)
+  bool dump_at_exit = false;              // GPUMEMREC_DUMP_AT_EXIT
+  bool follow_exec = true;                // GPUMEMREC_FOLLOW_EXEC
+};
+
+// One entry per variable: the table the README documents.
+struct ConfigVar {
+  const char* name;         // without the prefix, e.g. "RING_EVENTS"
+  const char* default_text; // as documented
+  const char* help;
+};
+const std::vector<ConfigVar>& config_vars();
+
+using EnvGetter = std::function<const char*(const char*)>;
+
+// Parses every GPUMEMREC_ variable through `get` (getenv by default).
+// Each problem appends one human-readable warning naming the variable, the
+// value, and the default applied.
+Config parse_config(const EnvGetter& get, std::vector<std::string>* warnings);
+Config parse_config_from_environment(std::vector<std::string>* warnings);
+
+// Helpers, exposed for tests and the tools.
+bool parse_size(const std::string& text, uint64_t* out);  // "24GiB", "512M", "1000"
+bool parse_bool(const std::string& text, bool* out);      // 1/0, true/false, yes/no, on/off
+bool parse_uint(const std::string& text, uint64_t max, uint64_t* out);
+int parse_signal(const std::string& text);                // "USR2", "SIGUSR2", "12"; -1 if bad
+bool parse_limit(const std::string& text, uint64_t (&limits)[kMaxDevices]);
+std::string format_bytes(uint64_t bytes);                 // "1.50 GiB"
+
+}  // namespace gpumemrec

@@ -1,0 +1,95 @@
+// The recorder: global state (ring, live tables, stack table, per-device
+// counters) and the calls every hook makes around the real function.
+//
+// A wrapper looks like this (see hooks_cuda_runtime.cpp):
+//
+//   HookScope scope;                        // re-entrancy guard
+//   if (!scope.record()) return real(...);  // nested call or recorder off
+//   int dev = ...;                          // current device, before the call
+//   if (DumpReason why = admit(id, dev, size)) return <refuse as OOM>;
+//   uint64_t t0 = realtime_ns();
+//   rc = real(...);
+//   record_alloc(...) or record_alloc_failure(...)
+//
+// Only the outermost hooked call on a thread records: cudaMalloc in the shared
+// runtime calls cuMemAlloc_v2 through a pointer that is also our wrapper, and
+// that inner call passes straight through.
+#pragma once
+#include <cstdint>
+
+#include "common/config.h"
+#include "common/event.h"
+#include "shim/hooks.h"
+#include "shim/live_table.h"
+#include "shim/ring.h"
+#include "shim/stack_table.h"
+
+namespace gpumemrec {
+
+enum class DumpReason : uint8_t { kNone = 0, kOom, kLimit, kFailAfter, kSignal, kExit };
+const char* dump_reason_name(DumpReason r);
+
+constexpr int kUnknownDevice = -1;
+
+struct Recorder {
+  Config cfg;
+  Ring ring;
+  LiveTable live;     // device / managed allocations by address
+  LiveTable handles;  // VMM physical allocations by handle
+  StackTable stacks;
+  // Live bytes per device; index kMaxDevices collects unknown devices.
+  std::atomic<int64_t> device_live[kMaxDevices + 1];
+  std::atomic<uint64_t> alloc_calls{0};
+  uint64_t start_ns = 0;
+  bool stacks_enabled = false;
+};
+
+// nullptr while uninitialised, while initialising on this thread, or when
+// GPUMEMREC_DISABLE is set. Initialises on first use (hooks can run before
+// our constructor).
+Recorder* recorder();
+// True once init ran and found the recorder enabled.
+bool recorder_enabled();
+
+// Thread-local re-entrancy guard: record() is true only for the outermost
+// hooked call of this thread and only when the recorder is on.
+class HookScope {
+ public:
+  HookScope();
+  ~HookScope();
+  bool record() const { return record_; }
+  HookScope(const HookScope&) = delete;
+  HookScope& operator=(const HookScope&) = delete;
+
+ private:
+  bool record_;
+};
+
+uint32_t current_tid();
+
+// Checks GPUMEMREC_LIMIT and GPUMEMREC_FAIL_AFTER before an allocation.
+DumpReason admit(HookId api, int device, uint64_t size);
+
+void record_alloc(HookId api, int device, uint64_t address, uint64_t size, uint64_t stream, MemoryType type,
+                  uint64_t t0_ns, int result);
+// A failed allocation; `oom` triggers the dump logic with `reason`.
+void record_alloc_failure(HookId api, int device, uint64_t size, uint64_t stream, MemoryType type, uint64_t t0_ns,
+                          int result, bool oom, DumpReason reason);
+
+// Frees: the entry leaves the live table BEFORE the real free, so the driver
+// cannot hand the same address to another thread while we still list it.
+struct PendingFree {
+  bool known = false;
+  LiveEntry entry;
+};
+PendingFree begin_free(uint64_t key, MemoryType type);
+void end_free(HookId api, const PendingFree& pending, uint64_t key, int device_hint, uint64_t stream, MemoryType type,
+              uint64_t t0_ns, int result);
+
+// cuMemMap / cuMemUnmap: recorded as events, not counted (the handle is).
+void record_mapping(HookId api, bool map, int device, uint64_t address, uint64_t size, uint64_t t0_ns, int result);
+
+// Stack of the current call (native, and Python when available).
+uint32_t capture_stack_id(Recorder* r);
+
+}  // namespace gpumemrec
