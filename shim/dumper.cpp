@@ -203,7 +203,45 @@ void dumper_init(Recorder* r) {
   (void)r;
 }
 
-void dumper_start(Recorder* r) { (void)r; }
+namespace {
+
+Recorder* g_exit_recorder = nullptr;
+
+void exit_dump() {
+  // Registered from our constructor, so it runs after the program's own
+  // atexit handlers and static destructors: what is still live is a leak.
+  if (g_exit_recorder) dump_now(g_exit_recorder, DumpReason::kExit, nullptr);
+}
+
+// GPUMEMREC_FOLLOW_EXEC=0: programs this one execs do not inherit the shim.
+void drop_self_from_ld_preload() {
+  const char* pre = std::getenv("LD_PRELOAD");
+  if (!pre) return;
+  std::string kept, item;
+  std::string all = pre;
+  size_t pos = 0;
+  while (pos <= all.size()) {
+    size_t end = all.find_first_of(": ", pos);
+    if (end == std::string::npos) end = all.size();
+    item = all.substr(pos, end - pos);
+    pos = end + 1;
+    if (item.empty() || item.find("libgpumemrec") != std::string::npos) continue;
+    if (!kept.empty()) kept += ':';
+    kept += item;
+  }
+  if (kept.empty()) unsetenv("LD_PRELOAD");
+  else setenv("LD_PRELOAD", kept.c_str(), 1);
+}
+
+}  // namespace
+
+void dumper_start(Recorder* r) {
+  if (r->cfg.dump_at_exit) {
+    g_exit_recorder = r;
+    std::atexit(exit_dump);
+  }
+  if (!r->cfg.follow_exec) drop_self_from_ld_preload();
+}
 
 void dumper_on_failure(Recorder* r, const FailureInfo& f) {
   const uint64_t now = monotonic_ns();

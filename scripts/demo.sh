@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# THE main job (README "Quick start"): builds gpumemrec and runs a program
+# into a GPU out-of-memory under the recorder, then shows the dump.
+# On a machine with an NVIDIA GPU and nvcc the program is built with nvcc and
+# runs on the real GPU; otherwise it runs on the simulated driver the tests
+# use (a fake libcudart/libcuda with a 2 GiB device).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+JOBS=$(nproc 2>/dev/null || echo 2)
+GPUMEMREC_SKIP_CHROMIUM=1 scripts/install-deps.sh
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j"$JOBS" --target gpumemrec_shim gpumemrec train_oom_sim >/dev/null
+DUMPS=build/demo-dumps
+rm -rf "$DUMPS"
+set +e
+if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then
+  echo "== real GPU: $(nvidia-smi -L | head -1)"
+  mkdir -p build/demo
+  /usr/local/cuda/bin/nvcc -g -O1 -x cu examples/train_oom.cpp -o build/demo/train_oom
+  total=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits -i 0 | head -1)
+  scale=$(( total * 1024 * 1024 / 2048 ))   # weights+optimizer ~ 1/3 of the card
+  build/bin/gpumemrec run --dir "$DUMPS" -- build/demo/train_oom "$scale"
+else
+  echo "== no GPU here: running on the simulated driver (2 GiB device)"
+  FAKEGPU_CAPACITY=$((2 << 30)) build/bin/gpumemrec run --dir "$DUMPS" -- build/examples/train_oom_sim $((1 << 20))
+fi
+rc=$?
+set -e
+echo "== program exited with $rc (the recorder never changes it)"
+bundle=$(ls -d "$DUMPS"/oom_dump_* 2>/dev/null | head -1)
+if [ -z "$bundle" ]; then
+  echo "demo: no bundle was written" >&2
+  exit 1
+fi
+echo "== $bundle/summary.txt"
+cat "$bundle/summary.txt"
+echo
+echo "== gpumemrec report $bundle"
+build/bin/gpumemrec report "$bundle"

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages gpumemrec builds and tests with. Only what is
+# missing is installed; `apt-get update` runs only when something is.
+set -euo pipefail
+PACKAGES=(
+  build-essential cmake pkg-config python3
+  libgtest-dev libgmock-dev libbenchmark-dev
+  libunwind-dev libdw-dev libelf-dev
+  rapidjson-dev libspdlog-dev libfmt-dev libcli11-dev libsqlite3-dev
+  libamdhip64-dev
+)
+# Optional: the HTML report test renders the page in Chromium.
+OPTIONAL=(chromium)
+[ "${GPUMEMREC_SKIP_CHROMIUM:-0}" = 1 ] && OPTIONAL=()
+
+missing=()
+for p in "${PACKAGES[@]}" "${OPTIONAL[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all packages present"
+  exit 0
+fi
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO="sudo"
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "install-deps: done"

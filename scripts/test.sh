@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# THE test command (README "Tests"; .ci/run calls it): installs what it needs,
+# builds, and runs every suite: unit, fakes, end-to-end under LD_PRELOAD,
+# tools, Python stacks, then the sanitizer builds (ASan+UBSan, TSan).
+# Usage: scripts/test.sh [--quick]   (--quick skips the sanitizer builds)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+QUICK=0
+[ "${1:-}" = "--quick" ] && QUICK=1
+JOBS=$(nproc 2>/dev/null || echo 2)
+
+scripts/install-deps.sh
+
+build() {  # build <dir> [cmake args...]
+  local dir=$1; shift
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
+  cmake --build "$dir" -j"$JOBS"
+}
+
+echo "== build (RelWithDebInfo)"
+build build
+echo "== tests"
+(cd build && ctest -j"$JOBS" --output-on-failure --timeout 300)
+
+if [ "$QUICK" = 0 ] && [ -x scripts/sanitizers.sh ]; then
+  scripts/sanitizers.sh
+fi

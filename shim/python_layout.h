@@ -1,0 +1,103 @@
+// CPython interpreter structures as the Python-stack capture reads them
+// (x86-64 / aarch64 LP64 layouts, default (GIL) builds).
+//
+// The offsets were taken with offsetof() from each version's own headers
+// (include/python3.X/ and include/python3.X/internal/, Py_BUILD_CORE) and are
+// checked again by the test python.layout (tests/python/check_layout.c),
+// which compiles against every installed interpreter's headers. CPython keeps
+// these layouts stable within a minor version (debuggers and profilers rely
+// on it), so one row per minor version.
+#pragma once
+#include <cstdint>
+
+namespace gpumemrec {
+namespace pylayout {
+
+// How the interpreter's frames are chained.
+enum class FrameKind : uint8_t {
+  kFrameObject,       // 3.10: PyFrameObject, f_back, f_lasti (code units)
+  kInterpPrevInstr,   // 3.11, 3.12: _PyInterpreterFrame, prev_instr
+  kInterpInstrPtr,    // 3.13: _PyInterpreterFrame, instr_ptr, f_executable
+};
+
+// How a line table is encoded.
+enum class LineTable : uint8_t {
+  kPep626,      // 3.10 co_linetable: (byte delta, signed line delta) pairs
+  kLocations,   // 3.11+ co_linetable: location table (PEP 657)
+};
+
+struct Layout {
+  int minor;  // 3.<minor>
+  FrameKind frame_kind;
+  LineTable line_table;
+
+  // PyThreadState -> innermost frame: *(tstate + tstate_frame), then, when
+  // cframe_current >= 0, *(that + cframe_current) (3.11/3.12 go through
+  // tstate->cframe->current_frame).
+  int tstate_frame;
+  int cframe_current;
+
+  // Frame (PyFrameObject for 3.10, _PyInterpreterFrame for 3.11+).
+  int frame_code;      // f_code / f_executable
+  int frame_previous;  // f_back / previous
+  int frame_instr;     // f_lasti (int) / prev_instr / instr_ptr (pointer)
+  int frame_owner;     // char owner; -1 for 3.10
+
+  // PyCodeObject.
+  int code_filename;
+  int code_name;       // co_qualname (3.11+) or co_name (3.10)
+  int code_firstlineno;
+  int code_linetable;  // bytes
+  int code_code;       // 3.10: co_code (bytes); -1 otherwise
+  int code_adaptive;   // 3.11+: co_code_adaptive (inline array); -1 for 3.10
+  int code_firsttraceable;  // 3.11+: _co_firsttraceable (int); -1 for 3.10
+
+  // str: sizeof(PyASCIIObject) and sizeof(PyCompactUnicodeObject).
+  int ascii_size;
+  int compact_size;
+};
+
+// Common to every supported version.
+constexpr int kObType = 8;          // PyObject.ob_type
+constexpr int kObSize = 16;         // PyVarObject.ob_size
+constexpr int kBytesData = 32;      // PyBytesObject.ob_sval
+constexpr int kStrLength = 16;      // PyASCIIObject.length
+constexpr int kStrState = 32;       // PyASCIIObject.state (bit field)
+constexpr int kCodeUnit = 2;        // sizeof(_Py_CODEUNIT)
+
+// Frame owners (3.11+).
+constexpr char kOwnedByGenerator = 1;
+constexpr char kOwnedByCStack = 3;  // 3.12+: entry/shim frames, no Python code
+
+constexpr Layout kLayouts[] = {
+    // minor  frames                        lines
+    {10, FrameKind::kFrameObject, LineTable::kPep626,
+     /*tstate_frame*/ 24, /*cframe_current*/ -1,
+     /*frame code, previous, instr, owner*/ 32, 24, 96, -1,
+     /*code filename, name, firstlineno, linetable, code, adaptive, firsttraceable*/ 104, 112, 40, 120, 48, -1, -1,
+     /*str*/ 48, 72},
+    {11, FrameKind::kInterpPrevInstr, LineTable::kLocations,
+     56, 8,
+     32, 48, 56, 69,
+     112, 128, 72, 136, -1, 184, 168,
+     48, 72},
+    {12, FrameKind::kInterpPrevInstr, LineTable::kLocations,
+     56, 0,
+     0, 8, 56, 70,
+     112, 128, 68, 136, -1, 192, 176,
+     40, 56},
+    {13, FrameKind::kInterpInstrPtr, LineTable::kLocations,
+     72, -1,
+     0, 8, 56, 70,
+     112, 128, 68, 136, -1, 200, 184,
+     40, 56},
+};
+
+inline const Layout* layout_for(int minor) {
+  for (const auto& l : kLayouts)
+    if (l.minor == minor) return &l;
+  return nullptr;
+}
+
+}  // namespace pylayout
+}  // namespace gpumemrec

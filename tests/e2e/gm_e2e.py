@@ -1,0 +1,203 @@
+"""Helpers for the end-to-end tests: run an unmodified program under
+LD_PRELOAD=libgpumemrec.so against the fake drivers, find the bundle it wrote,
+and read it back. Standard library only."""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+BUILD = os.environ.get("GPUMEMREC_BUILD_DIR", "")
+SHIM = os.path.join(BUILD, "bin", "libgpumemrec.so")
+TOOL = os.path.join(BUILD, "bin", "gpumemrec")
+FAKES = os.path.join(BUILD, "tests", "fakes")
+PROGRAMS = os.path.join(BUILD, "tests", "programs")
+E2E_BIN = os.path.join(BUILD, "tests", "e2e")
+
+BUNDLE_FILES = ["metadata.json", "events.json", "allocations.json", "stacks.json", "environment.json",
+                "summary.txt", "manifest.json"]
+
+
+class Failure(Exception):
+    pass
+
+
+def check(cond, msg):
+    if not cond:
+        raise Failure(msg)
+
+
+def base_env(capacity=256 << 20):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GPUMEMREC_", "FAKEGPU_"))}
+    env.pop("LD_PRELOAD", None)
+    env["FAKEGPU_CAPACITY"] = str(capacity)
+    env["LD_LIBRARY_PATH"] = FAKES + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
+    return env
+
+
+class Run:
+    def __init__(self, proc, workdir, dumpdir, ledger_path):
+        self.rc = proc.returncode
+        self.stdout = proc.stdout
+        self.stderr = proc.stderr
+        self.workdir = workdir
+        self.dumpdir = dumpdir
+        self.ledger_path = ledger_path
+
+    def ledger(self):
+        with open(self.ledger_path) as f:
+            return json.load(f)
+
+    def bundles(self):
+        if not os.path.isdir(self.dumpdir):
+            return []
+        names = sorted(os.listdir(self.dumpdir))
+        check(not any(n.startswith(".tmp") for n in names), "half-written bundle left behind: %s" % names)
+        return [os.path.join(self.dumpdir, n) for n in names if n.startswith("oom_dump_")]
+
+    def only_bundle(self):
+        b = self.bundles()
+        check(len(b) == 1, "expected exactly one bundle, found %d\nstdout:\n%s\nstderr:\n%s" %
+              (len(b), self.stdout[-2000:], self.stderr[-2000:]))
+        return Bundle(b[0])
+
+    def oom_lines(self):
+        return [parse_kv(l) for l in self.stdout.splitlines() if l.startswith("OOM ")]
+
+
+def parse_kv(line):
+    return dict(m.groups() for m in re.finditer(r"(\w+)=(\S+)", line))
+
+
+_WORKDIRS = []
+
+
+def run(argv, preload=True, env_extra=None, capacity=256 << 20, timeout=60, keep_env=None):
+    workdir = tempfile.mkdtemp(prefix="gpumemrec-e2e-")
+    _WORKDIRS.append(workdir)
+    dumpdir = os.path.join(workdir, "dumps")
+    ledger = os.path.join(workdir, "ledger.json")
+    env = base_env(capacity)
+    env["FAKEGPU_LEDGER"] = ledger
+    env["GPUMEMREC_DIR"] = dumpdir
+    if preload:
+        env["LD_PRELOAD"] = SHIM
+    if env_extra:
+        env.update(env_extra)
+    proc = subprocess.run(argv, env=env, cwd=workdir, capture_output=True, text=True, timeout=timeout)
+    return Run(proc, workdir, dumpdir, ledger)
+
+
+def program(name):
+    path = os.path.join(PROGRAMS, name)
+    check(os.path.exists(path), "missing test program " + path)
+    return path
+
+
+class Bundle:
+    def __init__(self, path):
+        self.path = path
+        self.name = os.path.basename(path)
+        self._cache = {}
+
+    def json(self, name):
+        if name not in self._cache:
+            with open(os.path.join(self.path, name)) as f:
+                self._cache[name] = json.load(f)
+        return self._cache[name]
+
+    @property
+    def manifest(self):
+        return self.json("manifest.json")
+
+    @property
+    def metadata(self):
+        return self.json("metadata.json")
+
+    @property
+    def events(self):
+        return self.json("events.json")
+
+    @property
+    def allocations(self):
+        return self.json("allocations.json")
+
+    @property
+    def stacks(self):
+        return {s["stack_id"]: s for s in self.json("stacks.json")}
+
+    def summary(self):
+        with open(os.path.join(self.path, "summary.txt")) as f:
+            return f.read()
+
+    def frames(self, stack_id):
+        s = self.stacks.get(stack_id)
+        return s["frames"] if s else []
+
+    def functions(self, stack_id):
+        return [f["function"] for f in self.frames(stack_id)]
+
+    def check_well_formed(self):
+        m = self.manifest
+        for k in ["schema_version", "bundle_name", "created_at_utc", "reason", "backend", "event_count", "files"]:
+            check(k in m, "manifest lacks " + k)
+        check(m["bundle_name"] == self.name, "bundle_name %s != dir %s" % (m["bundle_name"], self.name))
+        check(re.match(r"oom_dump_\d{8}T\d{6}Z_\d+_(cuda|hip)_\d+$", self.name), "bad bundle name " + self.name)
+        for f in BUNDLE_FILES:
+            check(f in m["files"], "manifest does not list " + f)
+            p = os.path.join(self.path, f)
+            check(os.path.isfile(p), "missing " + f)
+            check((os.stat(p).st_mode & 0o777) == 0o600, "%s is not 0600" % f)
+        check((os.stat(self.path).st_mode & 0o777) == 0o700, "bundle dir is not 0700")
+        check(m["event_count"] == len(self.events), "event_count != len(events)")
+        seqs = [e["seq"] for e in self.events]
+        check(seqs == sorted(seqs), "events not oldest first")
+        ids = {e["stack_id"] for e in self.events} | {a["stack_id"] for a in self.allocations}
+        ids.add(self.metadata.get("stack_id") or 0)
+        ids.discard(0)
+        missing = ids - set(self.stacks)
+        check(not missing, "stack ids without stacks: %s" % sorted(missing)[:5])
+        sizes = [a["size"] for a in self.allocations]
+        check(sizes == sorted(sizes, reverse=True), "allocations not largest first")
+        md = self.metadata
+        check(md["live_bytes"] == sum(a["size"] for a in self.allocations), "live_bytes != sum(allocations)")
+        check(md["live_allocations"] == len(self.allocations), "live_allocations mismatch")
+
+
+def check_live_matches_ledger(bundle, ledger, kinds=None):
+    """The bundle's live table equals the fake driver's own ledger."""
+    ours = sorted((a["address"], a["size"]) for a in bundle.allocations
+                  if kinds is None or a["memory_type"] in kinds)
+    theirs = sorted((a["address"], a["size"]) for a in ledger["allocations"]
+                    if kinds is None or a["kind"] in kinds)
+    check(ours == theirs, "live table != driver ledger\n ours:   %s\n theirs: %s" % (ours[:8], theirs[:8]))
+
+
+def check_stack_names(bundle, stack_id, wanted, module_suffix=None):
+    fns = bundle.functions(stack_id)
+    for w in wanted:
+        check(any(w in f for f in fns), "stack %d lacks a frame named %r; frames: %s" % (stack_id, w, fns[:12]))
+    if module_suffix:
+        mods = [f["module"] for f in bundle.frames(stack_id)]
+        check(any(m.endswith(module_suffix) for m in mods), "no frame in module *%s: %s" % (module_suffix, mods))
+
+
+def main(cases):
+    name = sys.argv[1] if len(sys.argv) > 1 else ""
+    if name not in cases:
+        print("usage: %s CASE\ncases: %s" % (sys.argv[0], " ".join(sorted(cases))))
+        return 2
+    try:
+        result = cases[name]()
+    except Failure as e:
+        print("FAIL %s: %s" % (name, e))
+        return 1
+    if result == "skip":
+        print("SKIP %s" % name)
+        return 77
+    for d in _WORKDIRS:
+        shutil.rmtree(d, ignore_errors=True)
+    print("PASS %s" % name)
+    return 0

