@@ -395,6 +395,22 @@ bool write_bundle_files(int dirfd, const BundleInput& in, Symbolizer& sym, Write
       w.Key("captured_event_count"); w.Uint64(captured);
       w.Key("total_event_count"); w.Uint64(end_seq - 1);
       w.Key("timestamp"); w.Double(seconds(f ? f->time_ns : in.created_ns));
+      w.Key("gpu_processes");
+      if (in.gpu_processes.available) {
+        w.StartArray();
+        for (const auto& p : in.gpu_processes.processes) {
+          w.StartObject();
+          w.Key("pid"); w.Uint(p.pid);
+          w.Key("name"); w.String(p.name);
+          w.Key("used_bytes"); p.has_used ? w.Uint64(p.used_bytes) : w.Null();
+          w.Key("this_process"); w.Bool(p.is_self);
+          w.EndObject();
+        }
+        w.EndArray();
+      } else {
+        w.Null();
+      }
+      w.Key("gpu_processes_note"); w.String(in.gpu_processes.available ? "from NVML" : in.gpu_processes.error);
       write_custom_metadata(w);
       w.EndObject();
     }
@@ -522,7 +538,11 @@ bool write_bundle_files(int dirfd, const BundleInput& in, Symbolizer& sym, Write
       std::snprintf(line, sizeof line, "Events:       %llu in this bundle, %llu recorded since start\n",
                     (unsigned long long)captured, (unsigned long long)(end_seq - 1));
       o.write(line);
-      if (!in.extra_summary.empty()) o.write(in.extra_summary.c_str());
+      if (in.gpu_processes.available) {
+        o.write("On the GPU:   ");
+        o.write(describe_gpu_processes(in.gpu_processes).c_str());
+        o.write("\n");
+      }
       if (f && f->stack_id) {
         o.write("\nFailing call stack:\n");
         auto it = frames_by_id.find(f->stack_id);

@@ -8,6 +8,7 @@
 
 #include "shim/device_query.h"
 #include "shim/dumper.h"
+#include "shim/gpu_processes.h"
 #include "shim/live_table.h"
 
 namespace gpumemrec {
@@ -22,7 +23,7 @@ struct BundleInput {
   std::string bundle_name;
   uint64_t created_ns = 0;
   DeviceReport devices;
-  std::string extra_summary;  // lines appended to summary.txt (e.g. other processes)
+  GpuProcessReport gpu_processes;  // NVML's view of the failing device
 };
 
 struct WriteBuffer {

@@ -288,6 +288,7 @@ bool dump_now(Recorder* r, DumpReason reason, const FailureInfo* f) {
     in.created_ns = now;
     try {
       in.devices = query_devices(backend, f ? f->device : -1);
+      if (backend == Backend::kCuda) in.gpu_processes = query_gpu_processes(f ? f->device : 0);
     } catch (...) {
     }
     const std::string tmp = ".tmp-" + in.bundle_name;

@@ -67,6 +67,13 @@ class Run:
         return [parse_kv(l) for l in self.stdout.splitlines() if l.startswith("OOM ")]
 
 
+def normalized(out):
+    """Program output without what legitimately moves between runs: host
+    (malloc) addresses, under ASLR. Device addresses from the fakes are
+    deterministic."""
+    return re.sub(r"(HOST\w* api=\w+ ptr=)0x[0-9a-f]+", r"\1HOSTPTR", out)
+
+
 def parse_kv(line):
     return dict(m.groups() for m in re.finditer(r"(\w+)=(\S+)", line))
 

@@ -6,7 +6,7 @@ import re
 import subprocess
 import sys
 
-from gm_e2e import (BUILD, E2E_BIN, SHIM, Failure, check, check_live_matches_ledger, main, program, run)
+from gm_e2e import (BUILD, E2E_BIN, SHIM, Failure, check, check_live_matches_ledger, main, normalized, program, run)
 
 CHUNK = 16 << 20
 
@@ -18,12 +18,6 @@ FIDELITY_RUNS = [
     ["vmm", "cuMemCreate", str(CHUNK)], ["hip_linked", "hipMalloc", str(CHUNK)],
     ["hip_procaddr", "hipMalloc", str(CHUNK)],
 ]
-
-
-def normalized(out):
-    # Host (malloc) addresses move between runs (ASLR); device addresses from
-    # the fake driver are deterministic.
-    return re.sub(r"(HOST\w* api=\w+ ptr=)0x[0-9a-f]+", r"\1HOSTPTR", out)
 
 
 def same_behaviour(argv, env_extra=None, capacity=256 << 20):
