@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Real-GPU validation of the compatibility matrix (docs/compatibility.md).
+# On a machine with an NVIDIA GPU: builds gpumemrec (or uses an existing
+# build), runs every case into a real out-of-memory under the shim, checks
+# each bundle, and prints one pass/fail table; logs and bundles go to LOG_DIR.
+#
+#   scripts/gpu-validate.sh [LOG_DIR] [--only case1,case2]
+#
+# The GPU machines reach no package registry: nothing is installed here. If
+# the build's header-only dependencies are missing, carry a build made on a
+# development machine (build/bin/libgpumemrec.so and build/bin/gpumemrec).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+LOGS=${1:-gpu-validation-logs}
+shift || true
+if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
+  echo "gpu-validate: no NVIDIA GPU here (nvidia-smi finds none); nothing to validate" >&2
+  exit 2
+fi
+export PATH=/usr/local/cuda/bin:$PATH
+if [ ! -f build/bin/libgpumemrec.so ]; then
+  cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUMEMREC_BUILD_TESTS=OFF -DGPUMEMREC_BUILD_BENCH=OFF \
+    && cmake --build build -j"$(nproc)" || { echo "gpu-validate: build failed; carry build/ from a dev machine" >&2; exit 2; }
+fi
+mkdir -p "$LOGS"
+{ nvidia-smi; nvcc --version; python3 -c 'import torch; print("torch", torch.__version__, torch.version.cuda)' 2>&1;
+  python3 -c 'import jax; print("jax", jax.__version__)' 2>&1; python3 -c 'import cupy; print("cupy", cupy.__version__)' 2>&1;
+} > "$LOGS/machine.txt" 2>&1
+exec python3 scripts/gpu_validate/validate.py --build build --logs "$LOGS" "$@"
