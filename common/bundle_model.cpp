@@ -2,8 +2,41 @@
 
 #include <cinttypes>
 #include <cstdio>
+#include <cstdlib>
+#include <new>
+
+#include <sys/mman.h>
 
 namespace gpumemrec {
+
+namespace {
+constexpr size_t kBigBlock = 32u << 20;
+constexpr size_t kHuge = 2u << 20;
+}  // namespace
+
+void* big_alloc(size_t bytes) {
+  if (bytes < kBigBlock) {
+    void* p = std::malloc(bytes ? bytes : 1);
+    if (!p) throw std::bad_alloc();
+    return p;
+  }
+  size_t len = (bytes + kHuge - 1) / kHuge * kHuge;
+  void* p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) throw std::bad_alloc();
+#ifdef MADV_HUGEPAGE
+  madvise(p, len, MADV_HUGEPAGE);
+#endif
+  return p;
+}
+
+void big_free(void* p, size_t bytes) {
+  if (!p) return;
+  if (bytes < kBigBlock) {
+    std::free(p);
+    return;
+  }
+  munmap(p, (bytes + kHuge - 1) / kHuge * kHuge);
+}
 
 uint16_t StringTable::intern(std::string_view s) {
   auto it = index_.find(s);

@@ -67,6 +67,26 @@ struct Event {
   MemoryType mem_kind = MemoryType::kOther;
 };
 
+// Allocator for the big per-event arrays: blocks of 32 MiB and more are
+// mmap'd with transparent huge pages requested, which cuts the page faults
+// of a million-event bundle by ~500x.
+void* big_alloc(size_t bytes);
+void big_free(void* p, size_t bytes);
+template <typename T>
+struct BigAllocator {
+  using value_type = T;
+  BigAllocator() = default;
+  template <typename U>
+  BigAllocator(const BigAllocator<U>&) {}
+  T* allocate(size_t n) { return static_cast<T*>(big_alloc(n * sizeof(T))); }
+  void deallocate(T* p, size_t n) { big_free(p, n * sizeof(T)); }
+  template <typename U>
+  bool operator==(const BigAllocator<U>&) const { return true; }
+  template <typename U>
+  bool operator!=(const BigAllocator<U>&) const { return false; }
+};
+using EventVector = std::vector<Event, BigAllocator<Event>>;
+
 struct Allocation {
   uint64_t address = 0;
   uint64_t size = 0;
@@ -157,7 +177,7 @@ struct Bundle {
   std::string path;  // directory as given
   Manifest manifest;
   Metadata metadata;
-  std::vector<Event> events;            // oldest first
+  EventVector events;                   // oldest first
   std::vector<Allocation> allocations;  // as in the file (largest first)
   std::vector<Stack> stacks;
   std::unordered_map<uint64_t, size_t> stack_index;  // stack_id -> stacks[i]

@@ -3,7 +3,10 @@
 // std::vector<Event>, interning the few distinct strings.
 #include "bundle_reader.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -13,6 +16,7 @@
 
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
+#include <rapidjson/memorystream.h>
 #include <rapidjson/reader.h>
 
 namespace gpumemrec {
@@ -301,7 +305,7 @@ Field field_of(const char* s, size_t n) {
 
 struct EventHandler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, EventHandler> {
   Bundle* b;
-  std::vector<Event>* out;
+  EventVector* out;
   rapidjson::InsituStringStream* stream;
   size_t total_len;
   const ReadOptions* opts;
@@ -430,14 +434,65 @@ struct EventHandler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, EventHandl
   }
 };
 
+// The whole file in one buffer (huge pages when big), NUL-terminated so it
+// can be parsed in situ.
+struct FileBuffer {
+  char* data = nullptr;
+  size_t size = 0;
+  size_t cap = 0;
+  ~FileBuffer() { big_free(data, cap); }
+};
+
+bool slurp(const std::string& path, FileBuffer* fb, ReadError* err) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    *err = {path, errno == ENOENT ? "missing file" : std::string("cannot open: ") + strerror(errno)};
+    return false;
+  }
+  struct stat st;
+  if (fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
+    close(fd);
+    *err = {path, "is a directory, expected a JSON file"};
+    return false;
+  }
+  size_t want = S_ISREG(st.st_mode) ? static_cast<size_t>(st.st_size) : 0;
+  fb->cap = want + 1 + (1 << 16);
+  fb->data = static_cast<char*>(big_alloc(fb->cap));
+  for (;;) {
+    if (fb->size + 1 == fb->cap) {  // grew while we read, or not a regular file
+      size_t ncap = fb->cap * 2;
+      char* n = static_cast<char*>(big_alloc(ncap));
+      memcpy(n, fb->data, fb->size);
+      big_free(fb->data, fb->cap);
+      fb->data = n;
+      fb->cap = ncap;
+    }
+    ssize_t got = read(fd, fb->data + fb->size, fb->cap - 1 - fb->size);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) {
+      close(fd);
+      *err = {path, std::string("read error: ") + strerror(errno)};
+      return false;
+    }
+    if (got == 0) break;
+    fb->size += static_cast<size_t>(got);
+  }
+  close(fd);
+  fb->data[fb->size] = '\0';
+  if (fb->size == 0) {
+    *err = {path, "empty file (truncated?)"};
+    return false;
+  }
+  return true;
+}
+
 bool read_events(const std::string& path, const ReadOptions& opts, Bundle* b, ReadError* err) {
-  std::vector<char> buf;
-  if (!read_file(path, &buf, err)) return false;
-  size_t len = buf.size() - 1;
-  // Rough capacity guess: ~250 bytes per event.
+  FileBuffer fb;
+  if (!slurp(path, &fb, err)) return false;
+  size_t len = fb.size;
   b->events.clear();
-  b->events.reserve(len / 250 + 16);
-  rapidjson::InsituStringStream ss(buf.data());
+  b->events.reserve(len / 200 + 16);  // generous: unused capacity is never touched
+  rapidjson::InsituStringStream ss(fb.data);
   EventHandler h;
   h.b = b;
   h.out = &b->events;

@@ -24,7 +24,9 @@ const char* memviz_action_name(MemvizAction a) {
 
 namespace {
 
-constexpr uint64_t kHandleBase = 0x7f0000000000ull;  // synthetic VA range for VMM handles
+// Synthetic addresses for VMM handles: above every real virtual address
+// (47/56-bit user space) and below 2^53 so JavaScript numbers stay exact.
+constexpr uint64_t kHandleBase = 1ull << 52;
 constexpr uint64_t kHandleAlign = 2ull << 20;
 
 int32_t dev_index(int32_t d) { return d < 0 ? 0 : d; }
@@ -45,7 +47,15 @@ struct Builder {
   std::unordered_set<LiveKey, LiveKeyHash> touched;
   uint64_t next_handle_addr = kHandleBase;
 
-  explicit Builder(const Bundle& bundle) : b(bundle) {}
+  explicit Builder(const Bundle& bundle) : b(bundle) {
+    // Never collide with a real address, however odd the input.
+    uint64_t top = 0;
+    for (const Event& e : b.events)
+      if (e.mem_kind != MemoryType::kPhysical && e.address + e.size > top) top = e.address + e.size;
+    for (const Allocation& a : b.allocations)
+      if (a.memory_type != "physical" && a.address + a.size > top) top = a.address + a.size;
+    if (top > next_handle_addr) next_handle_addr = (top + kHandleAlign - 1) / kHandleAlign * kHandleAlign;
+  }
 
   std::vector<MemvizTraceEntry>& trace(int32_t dev) {
     size_t d = static_cast<size_t>(dev_index(dev));

@@ -138,6 +138,7 @@ RunFn add_run(CLI::App& root, std::vector<std::string>* after_dashdash) {
     if (const char* old = getenv("LD_PRELOAD"); old && *old) preload += std::string(":") + old;
     setenv("LD_PRELOAD", preload.c_str(), 1);
 
+    mkdir(dump_dir.c_str(), 0700);  // so bundles land inside it (the shim makes it too)
     std::set<std::string> before;
     for (auto& p : find_bundles(dump_dir)) before.insert(p);
 

@@ -112,14 +112,14 @@ function charts(){
     s+="<rect x='"+L+"' y='"+T+"' width='"+(W-L-R)+"' height='"+(H-T-B)+"' fill='#fbfcfd' stroke='#e1e4e8'/>";
     for(var g=0;g<=4;g++){var v=ymax*g/4,y=Y(v);s+="<line x1='"+L+"' x2='"+(W-R)+"' y1='"+y+"' y2='"+y+"' stroke='#eef0f3'/>"+
       "<text x='"+(L-6)+"' y='"+(y+4)+"' text-anchor='end'>"+hb(Math.round(v))+"</text>";}
-    for(var k=0;k<=5;k++){var t=t0+(t1-t0)*k/5;s+="<text x='"+X(t)+"' y='"+(H-10)+"' text-anchor='middle'>"+(t-t0).toFixed(2)+" s</text>";}
+    for(var k=0;k<=5;k++){var t=t0+(t1-t0)*k/5;s+="<text x='"+X(t)+"' y='"+(H-10)+"' text-anchor='"+(k===0?"start":k===5?"end":"middle")+"'>"+(t-t0).toFixed(2)+" s</text>";}
     if(c.total){var yt=Y(c.total);s+="<line x1='"+L+"' x2='"+(W-R)+"' y1='"+yt+"' y2='"+yt+"' stroke='#9ca3af' stroke-dasharray='4 3'/>"+
       "<text x='"+(W-R-4)+"' y='"+(yt-4)+"' text-anchor='end'>device total "+hb(c.total)+"</text>";}
     if(d){s+="<path d='"+d+" L"+X(pts[pts.length-1][0]).toFixed(1)+" "+Y(0)+" L"+X(pts[0][0]).toFixed(1)+" "+Y(0)+"Z' fill='hsla(210,80%,55%,0.15)'/>";
       s+="<path d='"+d+"' fill='none' stroke='hsl(210,80%,45%)' stroke-width='1.5'/>";}
     D.ooms.forEach(function(o){if(o.device!==c.device)return;var x=X(o.t);
       s+="<line x1='"+x+"' x2='"+x+"' y1='"+T+"' y2='"+(H-B)+"' stroke='#d92d20' stroke-width='2'><title>OOM: "+esc(o.api)+"("+hb(o.size)+")</title></line>"+
-      "<text x='"+(x-4)+"' y='"+(T+12)+"' text-anchor='end' style='fill:#d92d20;font-weight:600'>OOM "+hb(o.size)+"</text>";});
+      "<text x='"+(x-4)+"' y='"+(T+28)+"' text-anchor='end' style='fill:#d92d20;font-weight:600'>OOM "+hb(o.size)+"</text>";});
     s+="<line class='cursor' x1='0' x2='0' y1='"+T+"' y2='"+(H-B)+"' stroke='#111' stroke-width='0.5' visibility='hidden'/>";
     s+="<text x='"+(L+6)+"' y='"+(T+14)+"' style='font-weight:600;fill:#1f2933'>device "+c.device+" &mdash; peak "+hb(c.peak)+"</text></svg>";
     html+=s;

@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""Performance check of the gpumemrec tool on a 1,000,000-event bundle.
+
+  perf_report.py --gpumemrec BIN --work DIR [--events N] [--limit-s 2.0]
+
+Synthesizes the bundle once under DIR (make_bundle.py; not committed), then
+times `gpumemrec report` (best and median of 5 runs, wall clock, output to
+/dev/null), and for information `html`, `export` (both formats) and a
+`query`. Checks the HTML of the big bundle stays small and renders in
+headless Chromium. Fails when the best report time is over --limit-s.
+"""
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def timed(cmd, n):
+    ts = []
+    for _ in range(n):
+        t = time.perf_counter()
+        p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        ts.append(time.perf_counter() - t)
+        if p.returncode != 0:
+            raise SystemExit("FAIL: %s: rc=%d %s" % (" ".join(cmd), p.returncode, p.stderr.decode()[-500:]))
+    return min(ts), statistics.median(ts)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--gpumemrec", required=True)
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--events", type=int, default=1000000)
+    ap.add_argument("--limit-s", type=float, default=2.0)
+    ap.add_argument("--runs", type=int, default=5)
+    args = ap.parse_args()
+    d = os.path.join(args.work, "big%d" % args.events)
+    bundles = sorted(x for x in os.listdir(d) if x.startswith("oom_dump_")) if os.path.isdir(d) else []
+    if not bundles:
+        t = time.perf_counter()
+        subprocess.run([sys.executable, os.path.join(HERE, "make_bundle.py"), d, "--events", str(args.events),
+                        "--stacks", "2000", "--live", "20000", "--pre-ring", "200", "--devices", "2"],
+                       check=True, stdout=subprocess.DEVNULL)
+        print("synthesized %d events in %.1f s" % (args.events, time.perf_counter() - t))
+        bundles = sorted(x for x in os.listdir(d) if x.startswith("oom_dump_"))
+    b = os.path.join(d, bundles[0])
+    size = os.path.getsize(os.path.join(b, "events.json"))
+    print("bundle: %s (events.json %.0f MiB)" % (b, size / 2**20))
+    g = args.gpumemrec
+    best, med = timed([g, "report", b], args.runs)
+    print("report:               best %.3f s, median %.3f s (%d runs)" % (best, med, args.runs))
+    html = os.path.join(args.work, "big.html")
+    hb, hm = timed([g, "html", b, "-o", html], 3)
+    print("html:                 best %.3f s, median %.3f s; %.0f KiB" % (hb, hm, os.path.getsize(html) / 1024))
+    pb, pm = timed([g, "export", "-f", "memory-viz", b, "-o", os.path.join(args.work, "big.pickle")], 1)
+    print("export memory-viz:    %.3f s; %.0f MiB" % (pb, os.path.getsize(os.path.join(args.work, "big.pickle")) / 2**20))
+    cb, cm = timed([g, "export", "-f", "chrome-trace", b, "-o", os.path.join(args.work, "big.trace.json")], 1)
+    print("export chrome-trace:  %.3f s; %.0f MiB" % (cb, os.path.getsize(os.path.join(args.work, "big.trace.json")) / 2**20))
+    qb, qm = timed([g, "query", b, "SELECT api, COUNT(*), SUM(size) FROM events GROUP BY api"], 1)
+    print("query (load + SQL):   %.3f s" % qb)
+    ok = True
+    if os.path.getsize(html) > 8 * 2**20:
+        print("FAIL: HTML is %.1f MiB; it must not embed every event" % (os.path.getsize(html) / 2**20))
+        ok = False
+    if os.path.exists("/usr/bin/chromium") or os.environ.get("CHROMIUM"):
+        p = subprocess.run([sys.executable, os.path.join(HERE, "check_html.py"), html], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT)
+        print(p.stdout.decode().strip())
+        if p.returncode not in (0, 77):
+            ok = False
+    if best > args.limit_s:
+        print("FAIL: report took %.3f s (limit %.1f s)" % (best, args.limit_s))
+        ok = False
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,462 @@
+#!/usr/bin/env python3
+"""End-to-end tests of the gpumemrec command-line tool.
+
+  run_cli_tests.py --gpumemrec BIN --work DIR --test NAME [BUNDLE ...]
+
+NAME is one of: help, report, ls, multirank, export_memviz, export_chrome,
+query, html, run, bad_input, or all. Without BUNDLE arguments the tests
+synthesize bundles with make_bundle.py under DIR; given BUNDLE paths (e.g.
+bundles written by the real shim in an end-to-end test) the per-bundle tests
+(report, export_*, query, html) run on those instead.
+Exit 0 pass, 1 fail, 77 skip (html without Chromium).
+"""
+import argparse
+import csv
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SKIP = 77
+
+
+class Fail(Exception):
+    pass
+
+
+def check(cond, msg):
+    if not cond:
+        raise Fail(msg)
+
+
+class Ctx:
+    def __init__(self, binary, work, bundles):
+        self.bin = binary
+        self.work = work
+        self.given = bundles
+
+    def gmr(self, *args, env=None, timeout=300, input=None):
+        e = dict(os.environ)
+        if env:
+            e.update(env)
+        p = subprocess.run([self.bin] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=e,
+                           timeout=timeout, input=input)
+        return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+
+    def synth(self, name, *extra):
+        d = os.path.join(self.work, name)
+        if not os.path.isdir(d) or not any(x.startswith("oom_dump_") for x in os.listdir(d)):
+            shutil.rmtree(d, ignore_errors=True)
+            subprocess.run([sys.executable, os.path.join(HERE, "make_bundle.py"), d] + list(extra), check=True,
+                           stdout=subprocess.DEVNULL)
+        return sorted(os.path.join(d, x) for x in os.listdir(d) if x.startswith("oom_dump_"))
+
+    def bundles(self):
+        if self.given:
+            return self.given
+        return self.synth("single", "--events", "5000", "--stacks", "50") + \
+            self.synth("onedev", "--events", "800", "--devices", "1", "--pre-ring", "0", "--seed", "7")
+
+
+def load(bundle, name):
+    with open(os.path.join(bundle, name)) as f:
+        return json.load(f)
+
+
+def human(n):
+    units = ["B", "KiB", "MiB", "GiB", "TiB"]
+    if n < 1024:
+        return "%d B" % n
+    v, u = float(n), 0
+    while v >= 1024 and u < 4:
+        v /= 1024
+        u += 1
+    return ("%.0f %s" if v >= 100 else "%.1f %s" if v >= 10 else "%.2f %s") % (v, units[u])
+
+
+# ---------------------------------------------------------------------------
+
+def t_help(c):
+    rc, out, err = c.gmr("--help")
+    check(rc == 0 and "Exit codes" in out and "bad input" in out, "root --help lacks exit codes: rc=%d" % rc)
+    for sub in ("run", "ls", "report", "html", "export", "query"):
+        rc, out, err = c.gmr(sub, "--help")
+        check(rc == 0 and "--help" in out, "%s --help failed: rc=%d %s" % (sub, rc, err))
+    rc, out, err = c.gmr("frobnicate")
+    check(rc == 2, "unknown subcommand: rc=%d, expected 2" % rc)
+    rc, out, err = c.gmr()
+    check(rc == 2, "no subcommand: rc=%d, expected 2" % rc)
+    rc, out, err = c.gmr("--version")
+    check(rc == 0 and "gpumemrec" in out, "--version")
+
+
+def t_report(c):
+    for b in c.bundles():
+        meta = load(b, "metadata.json")
+        rc, out, err = c.gmr("report", b)
+        check(rc == 0, "report %s: rc=%d %s" % (b, rc, err))
+        for s in ("WHAT FAILED", "TOP ALLOCATION SITES", "MEMORY ON", "OLDEST LIVE ALLOCATIONS", "EVENTS BY API"):
+            check(s in out, "report lacks section %r" % s)
+        if meta.get("api"):
+            check(meta["api"] in out and human(meta["requested_bytes"]) in out, "report lacks the failed call")
+        check(human(meta["live_bytes"]) in out, "report lacks live bytes %s" % human(meta["live_bytes"]))
+        check(err == "", "report wrote to stderr when it is not a terminal: %r" % err[:200])
+        stacks = {s["stack_id"]: s for s in load(b, "stacks.json")}
+        allocs = load(b, "allocations.json")
+        if allocs:
+            by = {}
+            for a in allocs:
+                by[a["stack_id"]] = by.get(a["stack_id"], 0) + a["size"]
+            top = max(by.items(), key=lambda kv: (kv[1], -kv[0]))
+            check("#1  %s" % human(top[1]) in out, "top site should be %s bytes (stack %d)" % (human(top[1]), top[0]))
+            fr = stacks.get(top[0], {}).get("frames", [])
+            if fr and fr[0].get("function"):
+                check(fr[0]["function"] in out, "top site's first frame %r not shown" % fr[0]["function"])
+        rc, out2, err = c.gmr("report", "--ascii", "--top", "3", "--width", "40", b)
+        check(rc == 0 and all(ord(ch) < 128 for ch in out2.split("MEMORY ON")[1].split("OLDEST")[0]), "--ascii plot not ASCII")
+
+
+def t_ls(c):
+    bundles = c.synth("ranks3", "--ranks", "3", "--events", "300")
+    d = os.path.dirname(bundles[0])
+    os.makedirs(os.path.join(d, ".tmp-oom_dump_20990101T000000Z_1_cuda_1"), exist_ok=True)
+    rc, out, err = c.gmr("ls", d)
+    check(rc == 0, "ls rc=%d %s" % (rc, err))
+    lines = out.strip().splitlines()
+    check(lines[0].split()[:3] == ["TIME", "HOST", "PID"], "ls header: %r" % lines[0])
+    check(len(lines) == 4, "ls should list 3 bundles, got:\n" + out)
+    check(".tmp-" not in out, "ls lists a .tmp- directory")
+    times = [load(b, "metadata.json")["timestamp"] for b in bundles]
+    names = [os.path.basename(b) for b in bundles]
+    order = [n for _, n in sorted(zip(times, names), reverse=True)]
+    got = [l.split()[-1] for l in lines[1:]]
+    check(got == order, "ls not newest first: %r vs %r" % (got, order))
+    for l in lines[1:]:
+        check("cudaMalloc" in l and "8.00 GiB" in l, "ls row lacks api/size: %r" % l)
+    empty = os.path.join(c.work, "empty")
+    os.makedirs(empty, exist_ok=True)
+    rc, out, err = c.gmr("ls", empty)
+    check(rc == 0 and out == "", "ls of an empty dir: rc=%d out=%r" % (rc, out))
+    rc, out, err = c.gmr("ls", os.path.join(c.work, "no-such-dir"))
+    check(rc == 2 and err.count("\n") == 1, "ls of a missing dir: rc=%d err=%r" % (rc, err))
+
+
+def t_multirank(c):
+    bundles = c.synth("ranks4", "--ranks", "4", "--events", "400")
+    d = os.path.dirname(bundles[0])
+    rc, out, err = c.gmr("report", d)
+    check(rc == 0, "report DIR rc=%d %s" % (rc, err))
+    metas = [load(b, "metadata.json") for b in bundles]
+    first = min(metas, key=lambda m: m["timestamp"])
+    rank = first["custom_metadata"]["rank"]
+    check("FIRST FAILURE" in out and re.search(r"rank %d on node" % rank, out), "first failing rank %d not named:\n%s" % (rank, out[:800]))
+    sect = out.split("RANKS")[1].split("DETAILS")[0]
+    rows = [l for l in sect.splitlines()[2:] if l.strip()]
+    check(len(rows) == 4, "RANKS table should have 4 rows:\n" + sect)
+    check("<- first" in rows[0] and rows[0].split()[0] == str(rank), "first row is not the first failure:\n" + sect)
+    check("DEV0" in sect and "DEV1" in sect, "per-device live bytes columns missing")
+    for m in metas:
+        check(human(m["live_bytes"]) in sect, "live bytes of rank %s missing" % m["custom_metadata"]["rank"])
+    check("WHAT FAILED" in out.split("DETAILS")[1], "details of the first failure missing")
+
+
+def t_export_memviz(c):
+    for i, b in enumerate(c.bundles()):
+        out = os.path.join(c.work, "snap%d.pickle" % i)
+        rc, o, err = c.gmr("export", "--format", "memory-viz", b, "-o", out)
+        check(rc == 0, "export memory-viz rc=%d %s" % (rc, err))
+        p = subprocess.run([sys.executable, os.path.join(HERE, "check_pickle.py"), out, b], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT)
+        print(p.stdout.decode().strip())
+        check(p.returncode == 0, "check_pickle failed")
+        if os.path.exists(os.path.join(b, "snapshot.pickle")):
+            p = subprocess.run([sys.executable, os.path.join(HERE, "check_pickle.py"), os.path.join(b, "snapshot.pickle"), b],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+            print(p.stdout.decode().strip())
+            check(p.returncode == 0, "check_pickle of the bundle's own snapshot.pickle failed")
+
+
+def t_export_chrome(c):
+    for i, b in enumerate(c.bundles()):
+        out = os.path.join(c.work, "trace%d.json" % i)
+        rc, o, err = c.gmr("export", "--format", "chrome-trace", b, "-o", out)
+        check(rc == 0, "export chrome-trace rc=%d %s" % (rc, err))
+        with open(out) as f:
+            tr = json.load(f)
+        evs = tr["traceEvents"]
+        events = load(b, "events.json")
+        meta = [e for e in evs if e["ph"] == "M"]
+        check(any(e["name"] == "process_name" for e in meta), "no process_name metadata")
+        tids = {e["thread_id"] for e in events}
+        check({e["tid"] for e in meta if e["name"] == "thread_name"} == tids, "thread_name metadata incomplete")
+        inst = [e for e in evs if e["ph"] == "i"]
+        check(len(inst) == len(events), "%d instant events for %d events" % (len(inst), len(events)))
+        check(sum(1 for e in inst if e["args"]["event_type"] == "oom") == sum(1 for e in events if e["event_type"] == "oom"),
+              "OOM instants missing")
+        for e in inst[:50]:
+            for k in ("seq", "size", "address", "api", "device"):
+                check(k in e["args"], "instant without args.%s" % k)
+        cnt = [e for e in evs if e["ph"] == "C"]
+        last = {}
+        for e in events:
+            if e["device_id"] >= 0:
+                last[e["device_id"]] = e["memory_allocated"]
+        for dev, v in last.items():
+            cs = [e for e in cnt if e["name"] == "live bytes device %d" % dev]
+            check(cs and cs[-1]["args"]["bytes"] == v, "last counter of device %d is not %d" % (dev, v))
+        ts = [e["ts"] for e in evs if "ts" in e]
+        check(all(t >= 0 for t in ts), "negative timestamps")
+
+
+def rows_of(c, b, sql, fmt="--json"):
+    rc, out, err = c.gmr("query", fmt, b, sql)
+    check(rc == 0, "query %r rc=%d %s" % (sql, rc, err))
+    return json.loads(out) if fmt == "--json" else out
+
+
+def t_query(c):
+    rc, out, err = c.gmr("query", "--schema")
+    check(rc == 0 and "CREATE TABLE events" in out and "CREATE TABLE intervals" in out and "frames" in out, "--schema")
+    for b in c.bundles():
+        events = load(b, "events.json")
+        allocs = load(b, "allocations.json")
+        stacks = load(b, "stacks.json")
+        r = rows_of(c, b, "SELECT COUNT(*) AS n, MIN(seq) AS lo, MAX(seq) AS hi FROM events")
+        check(r == [{"n": len(events), "lo": events[0]["seq"] if events else None, "hi": events[-1]["seq"] if events else None}],
+              "events count: %r" % r)
+        r = rows_of(c, b, "SELECT COUNT(*) AS n, SUM(size) AS s FROM allocations")
+        check(r[0]["n"] == len(allocs) and (r[0]["s"] or 0) == sum(a["size"] for a in allocs), "allocations: %r" % r)
+        r = rows_of(c, b, "SELECT COUNT(*) AS n FROM frames")
+        check(r[0]["n"] == sum(len(s["frames"]) for s in stacks), "frames count")
+        r = rows_of(c, b, "SELECT event_type, COUNT(*) AS n FROM events GROUP BY event_type ORDER BY event_type")
+        want = {}
+        for e in events:
+            want[e["event_type"]] = want.get(e["event_type"], 0) + 1
+        check({x["event_type"]: x["n"] for x in r} == want, "event_type counts")
+        # Allocations alive at time T (documented idiom) against a replay here.
+        if events:
+            T = events[len(events) // 2]["timestamp"]
+            r = rows_of(c, b, "SELECT address, size FROM intervals WHERE (start_time IS NULL OR start_time <= %.6f) "
+                              "AND (end_time IS NULL OR end_time > %.6f)" % (T, T))
+            got = sorted((x["address"], x["size"]) for x in r)
+            alive = {}
+            for a in allocs:
+                if a["timestamp"] <= T:
+                    alive[a["address"] * 2 + (a["memory_type"] == "physical")] = (a["address"], a["size"])
+            freed_later = {}
+            opened = {}
+            for e in events:
+                if e["result"] != 0 or e["address"] == 0:
+                    continue
+                key = e["address"] * 2 + (e["memory_type"] == "physical")
+                if e["event_type"] == "allocation":
+                    opened[key] = (e["timestamp"], e["size"])
+                elif e["event_type"] == "deallocation":
+                    st = opened.pop(key, None)
+                    start = st[0] if st else None
+                    size = st[1] if st else e["size"]
+                    if (start is None or start <= T) and e["timestamp"] > T:
+                        freed_later.setdefault(key, []).append((e["address"], size))
+            want = sorted(list(alive.values()) + [x for v in freed_later.values() for x in v])
+            check(got == want, "alive at T: %d rows, expected %d" % (len(got), len(want)))
+        # Allocations whose stack contains X, largest first.
+        fn = next((f["function"] for s in stacks for f in s["frames"] if f.get("function")), None)
+        if fn:
+            r = rows_of(c, b, "SELECT a.size, a.stack_id FROM allocations a WHERE a.stack_id IN "
+                              "(SELECT stack_id FROM frames WHERE function = '%s') ORDER BY a.size DESC" % fn.replace("'", "''"))
+            ids = {s["stack_id"] for s in stacks if any(f.get("function") == fn for f in s["frames"])}
+            want = sorted((a["size"] for a in allocs if a["stack_id"] in ids), reverse=True)
+            check([x["size"] for x in r] == want, "stack-contains query")
+        out = rows_of(c, b, "SELECT seq, api FROM events ORDER BY seq LIMIT 3", "--csv")
+        rows = list(csv.reader(io.StringIO(out)))
+        check(rows[0] == ["seq", "api"] and len(rows) == 1 + min(3, len(events)), "--csv output: %r" % out)
+        out = rows_of(c, b, "SELECT seq, api FROM events ORDER BY seq LIMIT 3", "--csv")
+        rc, out, err = c.gmr("query", b, "SELECT stack_id, count, bytes FROM sites LIMIT 5")
+        check(rc == 0 and out.splitlines()[0].split() == ["stack_id", "count", "bytes"] and out.rstrip().endswith("rows)"),
+              "table output: %r" % out[:300])
+        rc, out, err = c.gmr("query", b, "SELEC nonsense")
+        check(rc == 2 and err.startswith("gpumemrec: error: SQL:") and err.count("\n") == 1, "bad SQL: rc=%d %r" % (rc, err))
+
+
+def t_html(c):
+    chromium = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+    for i, b in enumerate(c.bundles()):
+        out = os.path.join(c.work, "report%d.html" % i)
+        rc, o, err = c.gmr("html", b, "-o", out)
+        check(rc == 0, "html rc=%d %s" % (rc, err))
+        with open(out, encoding="utf-8") as f:
+            page = f.read()
+        check(not re.search(r"(src|href)\s*=\s*[\"']?(https?:)?//", page), "the page references the network")
+        check("gmr-data" in page and "<svg" not in page.split("gmr-data")[0][:0] + "", "no data block")
+        if not os.path.exists(chromium):
+            print("SKIP: chromium not found at %s" % chromium)
+            return SKIP
+        p = subprocess.run([sys.executable, os.path.join(HERE, "check_html.py"), out, "--chromium", chromium,
+                            "--png", os.path.join(c.work, "report%d.png" % i)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        print(p.stdout.decode().strip())
+        if p.returncode == SKIP:
+            return SKIP
+        check(p.returncode == 0, "check_html failed")
+
+
+def t_run(c):
+    dummy = "/lib/x86_64-linux-gnu/libm.so.6"  # any loadable library stands in for the shim
+    if not os.path.exists(dummy):
+        dummy = os.path.join(c.work, "no-such-libgpumemrec.so")
+    env = {"GPUMEMREC_LIBRARY": dummy}
+    dumps = os.path.join(c.work, "run-dumps")
+    shutil.rmtree(dumps, ignore_errors=True)
+    rc, out, err = c.gmr("run", "--dir", dumps, "--", "sh", "-c", "exit 7", env=env)
+    check(rc == 7, "exit code not passed through: %d (%s)" % (rc, err))
+    rc, out, err = c.gmr("run", "--dir", dumps, "--", "sh", "-c", "echo $LD_PRELOAD", env=dict(env, LD_PRELOAD=""))
+    check(rc == 0 and out.strip() == dummy, "LD_PRELOAD=%r, expected %r" % (out.strip(), dummy))
+    rc, out, err = c.gmr("run", "--dir", dumps, "--", "sh", "-c", "echo $LD_PRELOAD", env=dict(env, LD_PRELOAD="/x/old.so"))
+    check(out.strip() == dummy + ":/x/old.so", "existing LD_PRELOAD not kept after ours: %r" % out)
+    rc, out, err = c.gmr("run", "--library", dummy, "--dir", dumps, "--ring-events", "123", "--stack-depth", "9",
+                         "--episode-ms", "50", "--max-dumps", "3", "--max-total-mb", "64", "--log-level", "debug",
+                         "--no-python-stacks", "--limit", "0:24GiB,1:40GiB", "--fail-after", "5", "--dump-signal", "USR2",
+                         "--dump-at-exit", "--", "sh", "-c", "env | grep ^GPUMEMREC_ | sort")
+    got = dict(l.split("=", 1) for l in out.split("\n") if "=" in l)
+    want = {"GPUMEMREC_DIR": os.path.abspath(dumps), "GPUMEMREC_RING_EVENTS": "123", "GPUMEMREC_STACK_DEPTH": "9",
+            "GPUMEMREC_EPISODE_MS": "50", "GPUMEMREC_MAX_DUMPS": "3", "GPUMEMREC_MAX_TOTAL_MB": "64",
+            "GPUMEMREC_LOG_LEVEL": "debug", "GPUMEMREC_PYTHON_STACKS": "0", "GPUMEMREC_LIMIT": "0:24GiB,1:40GiB",
+            "GPUMEMREC_FAIL_AFTER": "5", "GPUMEMREC_DUMP_SIGNAL": "USR2", "GPUMEMREC_DUMP_AT_EXIT": "1"}
+    for k, v in want.items():
+        check(got.get(k) == v, "%s=%r, expected %r" % (k, got.get(k), v))
+    # Without "--".
+    rc, out, err = c.gmr("run", "--dir", dumps, "sh", "-c", "exit 3", env=env)
+    check(rc == 3, "run without --: rc=%d" % rc)
+    # Killed by a signal: 128+N.
+    rc, out, err = c.gmr("run", "--dir", dumps, "--", "sh", "-c", "kill -TERM $$", env=env)
+    check(rc == 143, "killed child: rc=%d, expected 143" % rc)
+    # Forwarding: SIGTERM to gpumemrec reaches the child.
+    e = dict(os.environ, **env)
+    p = subprocess.Popen([c.bin, "run", "--dir", dumps, "--", "sleep", "30"], env=e, stderr=subprocess.PIPE)
+    import time
+    time.sleep(0.5)
+    p.terminate()
+    try:
+        rc = p.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        raise Fail("SIGTERM was not forwarded (child still running)")
+    check(rc == 143, "forwarded SIGTERM: rc=%d, expected 143" % rc)
+    # Program not found.
+    rc, out, err = c.gmr("run", "--dir", dumps, "--", "/no/such/program", env=env)
+    check(rc == 127 and "cannot run" in err, "missing program: rc=%d %r" % (rc, err))
+    # New bundles are listed at the end.
+    src = c.synth("single-run", "--events", "50")[0]
+    rc, out, err = c.gmr("run", "--dir", dumps, "--", "cp", "-r", src, dumps + "/", env=env)
+    check(rc == 0 and "1 new bundle" in err and os.path.basename(src) in err, "new bundle not reported: %r" % err)
+    rc, out, err = c.gmr("run", "--dir", dumps, "--", "true", env=env)
+    check(rc == 0 and "no new bundles" in err, "no-new-bundles message: %r" % err)
+    # No program.
+    rc, out, err = c.gmr("run", env=env)
+    check(rc == 2, "run without a program: rc=%d" % rc)
+    # Library lookup without the override: next to the binary, else a clear error.
+    e2 = {k: v for k, v in os.environ.items() if k != "GPUMEMREC_LIBRARY"}
+    p = subprocess.run([c.bin, "run", "--dir", dumps, "--", "sh", "-c", "echo $LD_PRELOAD"], env=dict(e2, LD_PRELOAD=""),
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    next_to = os.path.join(os.path.dirname(os.path.realpath(c.bin)), "libgpumemrec.so")
+    if os.path.exists(next_to):
+        check(p.returncode == 0 and os.path.realpath(p.stdout.decode().strip()) == os.path.realpath(next_to),
+              "did not preload %s: %r" % (next_to, p.stdout))
+    else:
+        check(p.returncode == 1 and b"cannot find libgpumemrec.so" in p.stderr, "missing library: rc=%d" % p.returncode)
+
+
+def t_bad_input(c):
+    good = c.synth("single-bad", "--events", "200")[0]
+    base = os.path.join(c.work, "bad")
+    shutil.rmtree(base, ignore_errors=True)
+    os.makedirs(base)
+
+    def variant(name, mutate):
+        d = os.path.join(base, name)
+        shutil.copytree(good, d)
+        mutate(d)
+        return d
+
+    def write(d, f, text):
+        with open(os.path.join(d, f), "w") as fh:
+            fh.write(text)
+
+    def truncate(d, f, frac=0.5):
+        p = os.path.join(d, f)
+        with open(p, "rb") as fh:
+            data = fh.read()
+        with open(p, "wb") as fh:
+            fh.write(data[: int(len(data) * frac)])
+
+    a_file = os.path.join(base, "a_file.txt")
+    write(base, "a_file.txt", "hello\n")
+    cases = [
+        ("missing dir", os.path.join(base, "nope"), "nope"),
+        ("a file", a_file, "a_file.txt"),
+        ("no manifest", variant("nomanifest", lambda d: os.remove(os.path.join(d, "manifest.json"))), "manifest.json"),
+        ("truncated events", variant("trunc", lambda d: truncate(d, "events.json")), "events.json"),
+        ("invalid json", variant("invalid", lambda d: write(d, "metadata.json", "{\"reason\": oom,}")), "metadata.json"),
+        ("schema 99", variant("schema", lambda d: write(d, "manifest.json", json.dumps(
+            dict(load(good, "manifest.json"), schema_version=99)))), "schema_version 99"),
+        ("empty stacks", variant("empty", lambda d: write(d, "stacks.json", "")), "stacks.json"),
+        ("missing events", variant("noevents", lambda d: os.remove(os.path.join(d, "events.json"))), "events.json"),
+        ("wrong type", variant("wrongtype", lambda d: write(d, "events.json", '[{"seq": "one"}]')), "events.json"),
+        ("events not array", variant("notarray", lambda d: write(d, "events.json", '{"seq": 1}')), "events.json"),
+        ("truncated allocations", variant("trunca", lambda d: truncate(d, "allocations.json", 0.3)), "allocations.json"),
+        ("garbage after", variant("garbage", lambda d: write(d, "metadata.json", '{"reason":"oom"} xx')), "metadata.json"),
+    ]
+    cmds = [["report"], ["html", "-o", os.path.join(c.work, "bad.html")],
+            ["export", "--format", "memory-viz", "-o", os.path.join(c.work, "bad.pickle")],
+            ["export", "--format", "chrome-trace", "-o", os.path.join(c.work, "bad.json")], ["query", "SELECT 1"]]
+    for label, path, needle in cases:
+        for cmd in cmds:
+            args = cmd[:1] + ([path] if cmd[0] != "query" else [path]) + cmd[1:]
+            rc, out, err = c.gmr(*args)
+            lines = err.splitlines()
+            check(rc == 2, "%s / %s: rc=%d, expected 2 (stderr %r)" % (label, cmd[0], rc, err[-300:]))
+            check(len(lines) == 1 and lines[0].startswith("gpumemrec: error: "), "%s / %s: not one error line: %r" % (label, cmd[0], err))
+            check(needle in lines[0], "%s / %s: error does not name %r: %r" % (label, cmd[0], needle, lines[0]))
+        print("ok: %-22s -> %s" % (label, lines[0]))
+    rc, out, err = c.gmr("report", "--top", "notanumber", good)
+    check(rc == 2, "bad option value: rc=%d" % rc)
+    rc, out, err = c.gmr("export", "--format", "svg", good, "-o", "/tmp/x")
+    check(rc == 2, "bad --format: rc=%d" % rc)
+    rc, out, err = c.gmr("export", "--format", "chrome-trace", good, "-o", "/no/such/dir/x.json")
+    check(rc == 1 and err.count("\n") == 1, "unwritable output: rc=%d %r" % (rc, err))
+
+
+TESTS = {"help": t_help, "report": t_report, "ls": t_ls, "multirank": t_multirank, "export_memviz": t_export_memviz,
+         "export_chrome": t_export_chrome, "query": t_query, "html": t_html, "run": t_run, "bad_input": t_bad_input}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--gpumemrec", required=True)
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--test", default="all", choices=sorted(TESTS) + ["all"])
+    ap.add_argument("bundles", nargs="*")
+    args = ap.parse_args()
+    os.makedirs(args.work, exist_ok=True)
+    c = Ctx(os.path.abspath(args.gpumemrec), os.path.abspath(args.work), [os.path.abspath(b) for b in args.bundles])
+    names = sorted(TESTS) if args.test == "all" else [args.test]
+    result = 0
+    for n in names:
+        try:
+            r = TESTS[n](c)
+            if r == SKIP:
+                print("SKIP: %s" % n)
+                result = result or (SKIP if len(names) == 1 else 0)
+            else:
+                print("PASS: %s" % n)
+        except Fail as e:
+            print("FAIL: %s: %s" % (n, e))
+            result = 1
+    return result
+
+
+if __name__ == "__main__":
+    sys.exit(main())
