@@ -3,10 +3,10 @@
 //
 // The offsets were taken with offsetof() from each version's own headers
 // (include/python3.X/ and include/python3.X/internal/, Py_BUILD_CORE) and are
-// checked again by the test python.layout (tests/python/check_layout.c),
-// which compiles against every installed interpreter's headers. CPython keeps
-// these layouts stable within a minor version (debuggers and profilers rely
-// on it), so one row per minor version.
+// exercised by the python.* tests with every installed interpreter (exact
+// function names and lines). CPython keeps these layouts stable within a
+// minor version (debuggers and profilers rely on it), so one row per minor
+// version. A version without a row gets the kPythonNoGil marker.
 #pragma once
 #include <cstdint>
 

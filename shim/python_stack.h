@@ -2,8 +2,15 @@
 //
 // Frame words appended after the native frames of a stack:
 //   kPythonFrameTag | code_id << 24 | line   one Python frame (innermost first)
-//   kPythonNoGil                             Python is loaded but this thread
-//                                            was not running Python code
+//   kPythonNoGil                             Python is running but no Python
+//                                            stack was available: this thread
+//                                            does not hold the GIL (native
+//                                            thread, call through ctypes.CDLL,
+//                                            autograd threads), has no Python
+//                                            frame, or the interpreter's
+//                                            version/build is not supported
+// code_id is the interned code object (1 .. 2^17-1; 0 = table full), line
+// the line of the frame's current instruction (24 bits, 0 = unknown).
 // A stack with neither was taken in a process without Python (or with
 // GPUMEMREC_PYTHON_STACKS=0).
 #pragma once

@@ -1,0 +1,68 @@
+// Cost of the Python part of a stack, measured in-process: this library
+// holds its own copy of shim/python_stack.cpp (the recorder's hot path for
+// Python frames) and is loaded with ctypes.PyDLL (the GIL stays held), from
+// Python code N frames deep (cases/pystack_cost.py). No recorder, no driver:
+// only capture_python_frames() is timed.
+#include <dlfcn.h>
+#include <time.h>
+
+#include <cstdint>
+
+#include "shim/hooks.h"
+#include "shim/log.h"
+#include "shim/python_stack.h"
+
+namespace gpumemrec {
+// Stand-ins for the rest of the shim.
+DlsymFn real_dlsym() { return &dlsym; }
+spdlog::logger* log_get() { return nullptr; }
+void log_init(const std::string&) {}
+}  // namespace gpumemrec
+
+namespace {
+uint64_t now_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
+}
+}  // namespace
+
+extern "C" {
+
+__attribute__((visibility("default"))) void gmr_bench_init(int enabled) {
+  gpumemrec::python_stack_init(enabled != 0);
+}
+
+// Captures the caller's Python stack `iters` times; returns the best
+// (of 5 rounds) ns per capture and writes the frame count of the last one.
+__attribute__((visibility("default"))) double gmr_bench_capture(int iters, int* frames_out) {
+  uint64_t words[gpumemrec::kMaxPythonFrames + 1];
+  uint32_t n = 0;
+  double best = 1e30;
+  for (int round = 0; round < 5; ++round) {
+    uint64_t t0 = now_ns();
+    for (int i = 0; i < iters; ++i) {
+      n = gpumemrec::capture_python_frames(words, gpumemrec::kMaxPythonFrames + 1);
+      __asm__ __volatile__("" : : "r"(words) : "memory");
+    }
+    double per = double(now_ns() - t0) / iters;
+    if (per < best) best = per;
+  }
+  if (frames_out) *frames_out = int(n);
+  return best;
+}
+
+// The status of one capture ("captured", "no_gil", ...) and its first word
+// resolved, to check that the copy under test works.
+__attribute__((visibility("default"))) const char* gmr_bench_status(char* func, int func_len, int* line) {
+  uint64_t words[gpumemrec::kMaxPythonFrames + 1];
+  uint32_t n = gpumemrec::capture_python_frames(words, gpumemrec::kMaxPythonFrames + 1);
+  gpumemrec::PythonFrameInfo info;
+  if (n > 0 && gpumemrec::describe_python_frame(words[0], &info)) {
+    snprintf(func, size_t(func_len), "%s", info.function.c_str());
+    *line = info.line;
+  }
+  return gpumemrec::python_status(words, n);
+}
+
+}  // extern "C"

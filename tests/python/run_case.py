@@ -1,0 +1,260 @@
+#!/usr/bin/env python3
+"""Runs one Python-stack test program under LD_PRELOAD=libgpumemrec.so and
+checks the bundle it writes (stdlib only; runs with the interpreter under
+test, which also runs the program).
+
+  run_case.py --case nested --shim build/bin/libgpumemrec.so \
+      --fakes build/tests/fakes --native-lib build/tests/python/libgmr_native_thread.so
+
+Cases: nested, threads, nogil, gen_async (programs in cases/), disabled
+(nested with GPUMEMREC_PYTHON_STACKS=0), not_python (--exe, a C program),
+cost (prints the added ns per alloc+free pair at 20 Python frames).
+
+Expected lines come from "# @site:NAME" markers in the program's source.
+"""
+import argparse
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CASES = os.path.join(HERE, "cases")
+QUALNAMES = sys.version_info >= (3, 11)  # 3.10 code objects carry no qualified name
+
+
+class Failure(Exception):
+    pass
+
+
+def check(cond, msg):
+    if not cond:
+        raise Failure(msg)
+
+
+def sites(case):
+    out = {}
+    with open(os.path.join(CASES, case + ".py")) as f:
+        for i, line in enumerate(f, 1):
+            m = re.search(r"# @site:(\w+)", line)
+            if m:
+                out[m.group(1)] = i
+    return out
+
+
+def fn(qualname):
+    return qualname if QUALNAMES else qualname.rsplit(".", 1)[-1]
+
+
+class Bundle:
+    def __init__(self, root):
+        dirs = sorted(d for d in glob.glob(os.path.join(root, "*")) if os.path.exists(os.path.join(d, "metadata.json")))
+        check(dirs, "no bundle written in %s: %s" % (root, os.listdir(root)))
+        self.dir = dirs[0]
+
+        def load(name):
+            with open(os.path.join(self.dir, name)) as f:
+                return json.load(f)
+
+        self.metadata = load("metadata.json")
+        self.allocations = load("allocations.json")
+        self.stacks = {s["stack_id"]: s for s in load("stacks.json")}
+        with open(os.path.join(self.dir, "summary.txt")) as f:
+            self.summary = f.read()
+
+    def stack(self, sid):
+        check(sid in self.stacks, "stack %r missing from stacks.json" % sid)
+        return self.stacks[sid]
+
+    def oom_stack(self):
+        check(self.metadata.get("reason") == "oom", "reason %r" % self.metadata.get("reason"))
+        return self.stack(self.metadata["stack_id"])
+
+
+def py_frames(stack):
+    frames = stack["frames"]
+    kinds = [f["kind"] for f in frames]
+    # Python frames come first, then native ones.
+    check(kinds == sorted(kinds, key=lambda k: k != "python"), "python frames not first: %s" % kinds)
+    return [(f["function"], f["line"], os.path.basename(f["file"])) for f in frames if f["kind"] == "python"]
+
+
+def expect_frames(stack, case, expected, what, prefix=True):
+    """expected: [(function, site name)] innermost first."""
+    s = sites(case)
+    want = [(name, s[site], case + ".py") for name, site in expected]
+    got = py_frames(stack)
+    check(stack["python"] == "captured", "%s: python status %r, want captured" % (what, stack["python"]))
+    ok = got[: len(want)] == want if prefix else got == want
+    check(ok, "%s: python frames\n  got  %s\n  want %s%s" % (what, got, want, "" if not prefix else " (prefix)"))
+
+
+def expect_no_python(stack, status, what):
+    check(stack["python"] == status, "%s: python status %r, want %r" % (what, stack["python"], status))
+    check(not py_frames(stack), "%s: unexpected python frames %s" % (what, py_frames(stack)))
+
+
+def live(bundle, api=None, size=None):
+    return [a for a in bundle.allocations
+            if (api is None or a["api"] == api) and (size is None or a["size"] == size)]
+
+
+MiB = 1 << 20
+
+
+def run(args, env_extra, argv, tmp):
+    env = dict(os.environ)
+    env.update({
+        "LD_PRELOAD": args.shim,
+        "GPUMEMREC_DIR": tmp,
+        "FAKEGPU_CAPACITY": str(args.capacity_mib * MiB),
+        "GMR_CUDART": os.path.join(args.fakes, "libcudart.so"),
+        "GMR_CUDA": os.path.join(args.fakes, "libcuda.so.1"),
+        "GMR_NATIVE_LIB": args.native_lib or "",
+        "PYTHONPATH": CASES,
+        "PYTHONDONTWRITEBYTECODE": "1",
+    })
+    env.pop("GPUMEMREC_PYTHON_STACKS", None)
+    env.pop("GPUMEMREC_DISABLE", None)
+    env.update(env_extra)
+    p = subprocess.run(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
+                       timeout=120)
+    sys.stdout.write(p.stdout)
+    sys.stderr.write(p.stderr)
+    check(p.returncode == 0, "%s exited with %d" % (argv, p.returncode))
+    return p.stdout
+
+
+def program(case):
+    return [sys.executable, os.path.join(CASES, case + ".py")]
+
+
+def case_nested(args, tmp, extra=None):
+    run(args, extra or {}, program("nested"), tmp)
+    b = Bundle(tmp)
+    oom = b.oom_stack()
+    expect_frames(oom, "nested", [("leaf", "leaf"), (fn("Model.forward"), "forward"), ("middle", "middle"),
+                                  ("main", "main_loop"), ("<module>", "module")], "OOM stack", prefix=False)
+    check("leaf (" in b.summary and "[python]" in b.summary, "summary.txt shows no Python frame")
+    drv = live(b, api="cuMemAlloc_v2")
+    check(len(drv) == 3, "want 3 live driver allocations, got %d" % len(drv))
+    for a in drv:
+        expect_frames(b.stack(a["stack_id"]), "nested",
+                      [("driver_alloc", "driver_alloc"), ("keep_driver_allocations", "keep_driver"),
+                       ("main", "main_keep"), ("<module>", "module")], "driver allocation", prefix=False)
+    rt = live(b, api="cudaMalloc")
+    check(rt, "no live cudaMalloc allocation")
+    for a in rt:
+        check(py_frames(b.stack(a["stack_id"])) == py_frames(oom), "live cudaMalloc stack differs from the OOM one")
+
+
+def case_threads(args, tmp):
+    run(args, {}, program("threads"), tmp)
+    b = Bundle(tmp)
+    expect_frames(b.oom_stack(), "threads", [("main_alloc", "main_alloc"), ("main", "main_loop"),
+                                             ("<module>", "module")], "OOM stack", prefix=False)
+    from_threads = [a for a in live(b, api="cudaMalloc")
+                    if py_frames(b.stack(a["stack_id"]))[:1] == [("thread_alloc", sites("threads")["thread_alloc"],
+                                                                   "threads.py")]]
+    check(len(from_threads) == 12, "want 12 live allocations from the worker threads, got %d" % len(from_threads))
+    tids = {a["thread_id"] for a in from_threads}
+    check(len(tids) == 4, "want 4 allocating threads, got %s" % tids)
+    for a in from_threads:
+        st = b.stack(a["stack_id"])
+        expect_frames(st, "threads", [("thread_alloc", "thread_alloc"), ("worker", "worker")], "worker allocation")
+        third = py_frames(st)[2]
+        check(third[0] == fn("Thread.run") and third[2] == "threading.py", "worker caller %s" % (third,))
+
+
+def case_nogil(args, tmp):
+    run(args, {}, program("nogil"), tmp)
+    b = Bundle(tmp)
+    oom = b.oom_stack()
+    expect_no_python(oom, "no_gil", "OOM stack of the native thread")
+    natives = [f for f in oom["frames"] if f["kind"] == "native"]
+    check(natives, "no native frames on the native thread's stack")
+    check(any("native_thread" in os.path.basename(f["module"]) for f in natives),
+          "the native thread's stack does not reach the test library: %s" % [f["module"] for f in natives])
+    with_gil = live(b, api="cudaMalloc", size=MiB)
+    check(len(with_gil) == 1, "want 1 live 1 MiB allocation, got %d" % len(with_gil))
+    expect_frames(b.stack(with_gil[0]["stack_id"]), "nogil", [("with_gil", "with_gil"), ("main", "main_with")],
+                  "allocation holding the GIL")
+    without = live(b, api="cudaMalloc", size=2 * MiB)
+    check(len(without) == 1, "want 1 live 2 MiB allocation, got %d" % len(without))
+    expect_no_python(b.stack(without[0]["stack_id"]), "no_gil", "allocation through ctypes.CDLL (GIL released)")
+    native = live(b, api="cudaMalloc", size=3 * MiB)
+    check(native, "no live allocation from the native thread")
+    for a in native:
+        expect_no_python(b.stack(a["stack_id"]), "no_gil", "native thread allocation")
+
+
+def case_gen_async(args, tmp):
+    run(args, {}, program("gen_async"), tmp)
+    b = Bundle(tmp)
+    expect_frames(b.oom_stack(), "gen_async", [("alloc", "alloc"), ("gen_allocs", "gen"), ("consume", "consume")],
+                  "OOM stack (generator)")
+    co = live(b, api="cudaMalloc", size=2 * MiB)
+    check(len(co) == 3, "want 3 live allocations from the coroutine, got %d" % len(co))
+    for a in co:
+        expect_frames(b.stack(a["stack_id"]), "gen_async",
+                      [("alloc", "alloc"), ("async_alloc", "async_alloc"), ("async_outer", "async_outer")],
+                      "coroutine allocation")
+
+
+def case_disabled(args, tmp):
+    run(args, {"GPUMEMREC_PYTHON_STACKS": "0"}, program("nested"), tmp)
+    b = Bundle(tmp)
+    check(b.stacks, "no stacks")
+    for s in b.stacks.values():
+        expect_no_python(s, "disabled", "stack %d" % s["stack_id"])
+    check("[python]" not in b.summary, "summary.txt shows Python frames")
+
+
+def case_not_python(args, tmp):
+    check(args.exe, "--exe is required")
+    run(args, {}, [args.exe, os.path.join(args.fakes, "libcudart.so")], tmp)
+    b = Bundle(tmp)
+    check(b.stacks, "no stacks")
+    for s in b.stacks.values():
+        expect_no_python(s, "not_python", "stack %d" % s["stack_id"])
+
+
+def case_cost(args, tmp):
+    big = {"FAKEGPU_CAPACITY": str(1 << 40)}
+    res = {}
+    for label, extra in (("off", {"GPUMEMREC_PYTHON_STACKS": "0"}), ("on", {})):
+        out = run(args, dict(big, **extra), program("cost") + [str(args.pairs)], tmp)
+        res[label] = float(re.search(r"ns_per_pair ([\d.]+)", out).group(1))
+    print("python %d.%d: %.0f ns per alloc+free pair with Python stacks, %.0f without: %+.0f ns per pair "
+          "(20 Python frames, two events)" % (sys.version_info[0], sys.version_info[1], res["on"], res["off"],
+                                              res["on"] - res["off"]))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--case", required=True)
+    ap.add_argument("--shim", required=True)
+    ap.add_argument("--fakes", required=True)
+    ap.add_argument("--native-lib")
+    ap.add_argument("--exe")
+    ap.add_argument("--capacity-mib", type=int, default=32)
+    ap.add_argument("--pairs", type=int, default=20000)
+    args = ap.parse_args()
+    print("interpreter: %s %s" % (sys.executable, sys.version.split()[0]))
+    with tempfile.TemporaryDirectory(prefix="gmr_py_") as tmp:
+        try:
+            globals()["case_" + args.case](args, tmp)
+        except Failure as e:
+            print("FAIL (%s): %s" % (args.case, e))
+            for d in glob.glob(os.path.join(tmp, "*", "summary.txt")):
+                print(open(d).read())
+            return 1
+    print("PASS (%s)" % args.case)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
