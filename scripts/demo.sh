@@ -7,22 +7,23 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 JOBS=$(nproc 2>/dev/null || echo 2)
+BUILD=${BUILD_DIR:-build}
 GPUMEMREC_SKIP_CHROMIUM=1 scripts/install-deps.sh
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build build -j"$JOBS" --target gpumemrec_shim gpumemrec train_oom_sim >/dev/null
-DUMPS=build/demo-dumps
+cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build "$BUILD" -j"$JOBS" --target gpumemrec_shim gpumemrec train_oom_sim >/dev/null
+DUMPS=$BUILD/demo-dumps
 rm -rf "$DUMPS"
 set +e
 if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then
   echo "== real GPU: $(nvidia-smi -L | head -1)"
-  mkdir -p build/demo
-  /usr/local/cuda/bin/nvcc -g -O1 -x cu examples/train_oom.cpp -o build/demo/train_oom
+  mkdir -p "$BUILD/demo"
+  /usr/local/cuda/bin/nvcc -g -O1 -x cu examples/train_oom.cpp -o "$BUILD/demo/train_oom"
   total=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits -i 0 | head -1)
   scale=$(( total * 1024 * 1024 / 2048 ))   # weights+optimizer ~ 1/3 of the card
-  build/bin/gpumemrec run --dir "$DUMPS" -- build/demo/train_oom "$scale"
+  "$BUILD/bin/gpumemrec" run --dir "$DUMPS" -- "$BUILD/demo/train_oom" "$scale"
 else
   echo "== no GPU here: running on the simulated driver (2 GiB device)"
-  FAKEGPU_CAPACITY=$((2 << 30)) build/bin/gpumemrec run --dir "$DUMPS" -- build/examples/train_oom_sim $((1 << 20))
+  FAKEGPU_CAPACITY=$((2 << 30)) "$BUILD/bin/gpumemrec" run --dir "$DUMPS" -- "$BUILD/examples/train_oom_sim" $((1 << 20))
 fi
 rc=$?
 set -e
@@ -36,4 +37,4 @@ echo "== $bundle/summary.txt"
 cat "$bundle/summary.txt"
 echo
 echo "== gpumemrec report $bundle"
-build/bin/gpumemrec report "$bundle"
+"$BUILD/bin/gpumemrec" report "$bundle"

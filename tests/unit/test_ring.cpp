@@ -61,7 +61,9 @@ TEST(Ring, ConcurrentWritersEveryReadIsWhole) {
   std::atomic<uint64_t> torn{0}, good{0};
   std::thread reader([&] {
     Event e;
-    while (!stop.load()) {
+    bool last_pass = false;
+    while (!last_pass) {
+      last_pass = stop.load();  // one more full pass after the writers stop
       uint64_t end = f.ring.end();
       for (uint64_t s = end > 1024 ? end - 1024 : 1; s < end; ++s) {
         if (!f.ring.read(s, &e)) continue;
