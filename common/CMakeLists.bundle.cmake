@@ -3,6 +3,7 @@
 # No CLI11 / SQLite here so the shim can reuse pickle_writer + memviz_snapshot.
 include_guard(GLOBAL)
 
+find_package(Threads REQUIRED)
 find_path(RAPIDJSON_INCLUDE_DIR rapidjson/document.h REQUIRED)
 
 add_library(gpumemrec_bundle STATIC
@@ -12,5 +13,6 @@ add_library(gpumemrec_bundle STATIC
   ${CMAKE_CURRENT_LIST_DIR}/memviz_snapshot.cpp
 )
 target_include_directories(gpumemrec_bundle PUBLIC ${CMAKE_CURRENT_LIST_DIR})
+target_link_libraries(gpumemrec_bundle PUBLIC Threads::Threads)
 target_include_directories(gpumemrec_bundle SYSTEM PRIVATE ${RAPIDJSON_INCLUDE_DIR})
 set_target_properties(gpumemrec_bundle PROPERTIES POSITION_INDEPENDENT_CODE ON)

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <rapidjson/document.h>
@@ -304,7 +305,7 @@ Field field_of(const char* s, size_t n) {
 }
 
 struct EventHandler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, EventHandler> {
-  Bundle* b;
+  StringTable* strings;
   EventVector* out;
   rapidjson::InsituStringStream* stream;
   size_t total_len;
@@ -373,14 +374,14 @@ struct EventHandler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, EventHandl
     std::string_view v(s, n);
     switch (field) {
       case F_EVENT_TYPE:
-        cur.event_type = b->strings.intern(v);
+        cur.event_type = strings->intern(v);
         cur.kind = event_kind_from_name(v);
         break;
-      case F_API: cur.api = b->strings.intern(v); break;
-      case F_CONTEXT: cur.context = b->strings.intern(v); break;
-      case F_BACKEND: cur.backend = b->strings.intern(v); break;
+      case F_API: cur.api = strings->intern(v); break;
+      case F_CONTEXT: cur.context = strings->intern(v); break;
+      case F_BACKEND: cur.backend = strings->intern(v); break;
       case F_MEMORY_TYPE:
-        cur.memory_type = b->strings.intern(v);
+        cur.memory_type = strings->intern(v);
         cur.mem_kind = memory_type_from_name(v);
         break;
       case F_NONE: break;
@@ -412,7 +413,7 @@ struct EventHandler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, EventHandl
     if (depth == 2) {
       out->push_back(cur);
       depth = 1;
-      if ((out->size() & 0xFFFF) == 0 && opts->progress)
+      if ((out->size() & 0xFFFF) == 0 && opts && opts->progress)
         opts->progress("events.json", static_cast<double>(stream->Tell()) / total_len);
       return true;
     }
@@ -486,7 +487,7 @@ bool slurp(const std::string& path, FileBuffer* fb, ReadError* err) {
   return true;
 }
 
-bool read_events(const std::string& path, const ReadOptions& opts, Bundle* b, ReadError* err) {
+bool read_events_sequential(const std::string& path, const ReadOptions& opts, Bundle* b, ReadError* err) {
   FileBuffer fb;
   if (!slurp(path, &fb, err)) return false;
   size_t len = fb.size;
@@ -494,7 +495,7 @@ bool read_events(const std::string& path, const ReadOptions& opts, Bundle* b, Re
   b->events.reserve(len / 200 + 16);  // generous: unused capacity is never touched
   rapidjson::InsituStringStream ss(fb.data);
   EventHandler h;
-  h.b = b;
+  h.strings = &b->strings;
   h.out = &b->events;
   h.stream = &ss;
   h.total_len = len ? len : 1;
@@ -511,6 +512,132 @@ bool read_events(const std::string& path, const ReadOptions& opts, Bundle* b, Re
   }
   if (opts.progress) opts.progress("events.json", 1.0);
   return true;
+}
+
+// Parallel parse of a big events.json: the array is cut in two at an event
+// boundary and each half parsed object by object on its own thread. Any
+// doubt (a cut that is not a real boundary, any parse error) returns false
+// and the caller re-reads the file sequentially, which also produces the
+// precise error message.
+struct Chunk {
+  EventVector* events;
+  StringTable* strings;
+  size_t end = 0;        // offset where parsing stopped
+  bool ok = false;
+  bool hit_end = false;  // reached the closing ']'
+};
+
+inline bool is_ws(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+void parse_chunk(char* base, size_t start, size_t stop, size_t total, const ReadOptions* opts, Chunk* c) {
+  rapidjson::InsituStringStream ss(base + start);
+  EventHandler h;
+  h.strings = c->strings;
+  h.out = c->events;
+  h.stream = &ss;
+  h.total_len = total ? total : 1;
+  h.opts = opts;
+  h.depth = 1;  // inside the top-level array
+  rapidjson::Reader reader;
+  for (;;) {
+    if (ss.Peek() != '{') return;
+    if (!reader.Parse<rapidjson::kParseInsituFlag | rapidjson::kParseStopWhenDoneFlag>(ss, h)) return;
+    while (is_ws(ss.Peek())) ss.Take();
+    char ch = ss.Peek();
+    if (ch == ']') {
+      ss.Take();
+      while (is_ws(ss.Peek())) ss.Take();
+      c->hit_end = ss.Peek() == '\0';
+      c->ok = c->hit_end;
+      c->end = start + ss.Tell();
+      return;
+    }
+    if (ch != ',') return;
+    ss.Take();
+    while (is_ws(ss.Peek())) ss.Take();
+    size_t pos = start + ss.Tell();
+    if (pos >= stop) {
+      c->end = pos;
+      c->ok = true;
+      return;
+    }
+  }
+}
+
+bool read_events_parallel(const std::string& path, const ReadOptions& opts, Bundle* b, ReadError* err,
+                          bool* fallback) {
+  *fallback = true;
+  FileBuffer fb;
+  if (!slurp(path, &fb, err)) {
+    *fallback = false;
+    return false;
+  }
+  char* d = fb.data;
+  size_t len = fb.size;
+  size_t i = 0;
+  while (i < len && is_ws(d[i])) ++i;
+  if (i >= len || d[i] != '[') return false;
+  ++i;
+  while (i < len && is_ws(d[i])) ++i;
+  if (i >= len || d[i] != '{') return false;
+  size_t first = i;
+  // Cut near the middle: '}' ws* ',' ws* '{'.
+  size_t split = 0;
+  for (size_t p = len / 2; p + 1 < len && p < len / 2 + (8u << 20); ++p) {
+    if (d[p] != '}') continue;
+    size_t q = p + 1;
+    while (q < len && is_ws(d[q])) ++q;
+    if (q >= len || d[q] != ',') continue;
+    ++q;
+    while (q < len && is_ws(d[q])) ++q;
+    if (q < len && d[q] == '{') {
+      split = q;
+      break;
+    }
+  }
+  if (split == 0) return false;
+
+  b->events.clear();
+  b->events.reserve(len / 200 + 16);
+  EventVector second;
+  second.reserve((len - split) / 200 + 16);
+  StringTable second_strings;
+  Chunk c1{&b->events, &b->strings};
+  Chunk c2{&second, &second_strings};
+  std::thread t([&] { parse_chunk(d, split, SIZE_MAX, 0, nullptr, &c2); });
+  parse_chunk(d, first, split, split, &opts, &c1);
+  t.join();
+  if (!(c1.ok && !c1.hit_end && c1.end == split && c2.ok && c2.hit_end)) {
+    b->events.clear();
+    return false;
+  }
+  // Merge: remap the second half's interned strings.
+  std::vector<uint16_t> remap(second_strings.size());
+  for (size_t k = 0; k < remap.size(); ++k) remap[k] = b->strings.intern(second_strings.str(static_cast<uint16_t>(k)));
+  for (Event& e : second) {
+    e.event_type = remap[e.event_type];
+    e.api = remap[e.api];
+    e.context = remap[e.context];
+    e.backend = remap[e.backend];
+    e.memory_type = remap[e.memory_type];
+  }
+  b->events.insert(b->events.end(), second.begin(), second.end());
+  if (opts.progress) opts.progress("events.json", 1.0);
+  *fallback = false;
+  return true;
+}
+
+bool read_events(const std::string& path, const ReadOptions& opts, Bundle* b, ReadError* err) {
+  struct stat st;
+  if (opts.threads != 1 && stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > (16 << 20) &&
+      std::thread::hardware_concurrency() > 1) {
+    bool fallback = false;
+    if (read_events_parallel(path, opts, b, err, &fallback)) return true;
+    if (!fallback) return false;
+    b->events.clear();
+    b->strings = StringTable();
+  }
+  return read_events_sequential(path, opts, b, err);
 }
 
 // allocations.json ------------------------------------------------------------

@@ -23,6 +23,8 @@ struct ReadOptions {
   bool allocations = true;
   bool stacks = true;
   bool environment = true;
+  // Parse a big events.json on two threads (0 = when it pays off, 1 = never).
+  int threads = 0;
   // Called now and then while loading large files: stage name and a
   // fraction in [0,1]. Optional.
   std::function<void(const char* stage, double fraction)> progress;

@@ -8,6 +8,7 @@
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 
 namespace gpumemrec::cli {
@@ -80,6 +81,7 @@ void Progress::done() {
 
 void load_bundle(const std::string& dir, Bundle* b, bool light, Progress* progress) {
   ReadOptions opts;
+  if (const char* t = getenv("GPUMEMREC_READ_THREADS")) opts.threads = atoi(t);  // 1: never parse in parallel
   if (light) {
     opts.events = false;
     opts.allocations = false;

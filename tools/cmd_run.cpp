@@ -79,8 +79,9 @@ RunFn add_run(CLI::App& root, std::vector<std::string>* after_dashdash) {
   CLI::App* app = root.add_subcommand("run", "Run a program with libgpumemrec.so preloaded");
   app->footer(
       "Usage: gpumemrec run [options] -- CMD ARGS...\n"
-      "Exit status: the program's own (128+N when killed by signal N); 1 when it\n"
-      "could not be started. SIGINT/SIGTERM/SIGHUP/SIGQUIT sent to gpumemrec are\n"
+      "Exit status: the program's own (128+N when killed by signal N); 127 when it\n"
+      "is not found, 126 when it cannot be executed, 1 when libgpumemrec.so is not\n"
+      "found. SIGINT/SIGTERM/SIGHUP/SIGQUIT sent to gpumemrec are\n"
       "forwarded to the program. At the end the new bundles in the dump directory\n"
       "are listed on stderr.\n"
       "The library is looked up as --library, $GPUMEMREC_LIBRARY, then\n"

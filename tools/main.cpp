@@ -14,9 +14,9 @@ using namespace gpumemrec::cli;
 
 static const char* kFooter = R"(Exit codes:
   0  success
-  1  failure (could not write output, could not start the program, SQL error, ...)
-  2  bad input (bad arguments, missing file, not a bundle, corrupt JSON,
-     unsupported schema_version)
+  1  failure (could not write the output, libgpumemrec.so not found, ...)
+  2  bad input (bad arguments, missing file, not a bundle, truncated or
+     corrupt JSON, unsupported schema_version, an SQL error in 'query')
   gpumemrec run exits with the program's own exit code (128+N if it was
   killed by signal N).
 

@@ -192,3 +192,75 @@ TEST(BundleReader, FileListedInManifestIsMissing) {
   std::string m = read_error(d.path());
   EXPECT_NE(m.find("allocations.json: missing file"), std::string::npos) << m;
 }
+
+namespace {
+std::string big_events(size_t n, const std::string& middle_context) {
+  std::string s = "[\n";
+  for (size_t i = 0; i < n; ++i) {
+    std::string ctx = i == n / 2 && !middle_context.empty() ? middle_context : (i % 3 ? "cudaMalloc" : "cuMemAlloc_v2");
+    s += "{\"seq\":" + std::to_string(i + 1) + ",\"timestamp\":" + std::to_string(1000 + i) +
+         ".5,\"event_type\":\"" + (i % 2 ? "deallocation" : "allocation") + "\",\"memory_allocated\":" +
+         std::to_string(i * 7) + ",\"device_id\":" + std::to_string(i % 3) + ",\"context\":\"" + ctx +
+         "\",\"api\":\"" + (i % 5 ? "cudaMalloc" : "api" + std::to_string(i % 7)) + "\",\"memory_type\":\"device\"," +
+         "\"address\":" + std::to_string(0x7f0000000000ull + i * 4096) + ",\"size\":" + std::to_string(i) +
+         ",\"stack_id\":" + std::to_string(i % 11) + ",\"padding\":\"" + std::string(200, 'p') + "\"}";
+    s += i + 1 < n ? ",\n" : "\n";
+  }
+  return s + "]\n";
+}
+
+void expect_same(const Bundle& a, const Bundle& b) {
+  ASSERT_EQ(a.events.size(), b.events.size());
+  for (size_t i = 0; i < a.events.size(); ++i) {
+    const Event& x = a.events[i];
+    const Event& y = b.events[i];
+    ASSERT_EQ(x.seq, y.seq);
+    ASSERT_EQ(x.timestamp, y.timestamp);
+    ASSERT_EQ(x.address, y.address);
+    ASSERT_EQ(x.size, y.size);
+    ASSERT_EQ(x.device_id, y.device_id);
+    ASSERT_EQ(x.kind, y.kind);
+    ASSERT_EQ(a.str(x.api), b.str(y.api)) << i;
+    ASSERT_EQ(a.str(x.context), b.str(y.context)) << i;
+  }
+}
+}  // namespace
+
+TEST(BundleReader, ParallelParseMatchesSequential) {
+  Dir d;
+  write_good(d);
+  d.write("events.json", big_events(90000, ""));  // > 16 MiB: parsed on two threads
+  Bundle par, seq;
+  ReadError err;
+  ASSERT_TRUE(read_bundle(d.path(), ReadOptions(), &par, &err)) << err.message();
+  ReadOptions one;
+  one.threads = 1;
+  ASSERT_TRUE(read_bundle(d.path(), one, &seq, &err)) << err.message();
+  ASSERT_EQ(par.events.size(), 90000u);
+  expect_same(par, seq);
+}
+
+TEST(BundleReader, ParallelParseSurvivesACutInsideAString) {
+  Dir d;
+  write_good(d);
+  // The middle of the file is inside a 20 MB string that looks like "},{".
+  std::string trap;
+  for (int i = 0; i < 3000000; ++i) trap += "x},{\\\"";  // 18 MB
+  d.write("events.json", big_events(1001, trap));
+  Bundle par, seq;
+  ReadError err;
+  ASSERT_TRUE(read_bundle(d.path(), ReadOptions(), &par, &err)) << err.message();
+  ReadOptions one;
+  one.threads = 1;
+  ASSERT_TRUE(read_bundle(d.path(), one, &seq, &err)) << err.message();
+  expect_same(par, seq);
+}
+
+TEST(BundleReader, ParallelParseReportsTruncation) {
+  Dir d;
+  write_good(d);
+  std::string ev = big_events(90000, "");
+  d.write("events.json", ev.substr(0, ev.size() - 1000));
+  std::string m = read_error(d.path());
+  EXPECT_NE(m.find("events.json: truncated JSON"), std::string::npos) << m;
+}
