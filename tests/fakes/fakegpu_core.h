@@ -1,0 +1,93 @@
+// Internal core shared by the fake GPU drivers (libcuda.so.1, libamdhip64.so.6).
+//
+// Linked as a static, hidden-visibility library into each fake, so every fake
+// driver library has its OWN ledger (two fakes loaded in one process never
+// share state, exactly like two real drivers would not).
+//
+// Nothing here is exported from the shared libraries; the public surface of
+// each fake is its driver API plus a handful of extern "C" fakegpu_* helpers.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace fakegpu {
+
+enum class Kind { Device = 0, Managed = 1, Physical = 2 };
+
+// Result codes of the core. The numeric values of the first three are the
+// same as the driver codes (0 success, 1 invalid value, 2 out of memory) so a
+// caller may return them unchanged; the rest must be mapped.
+enum Rc : int {
+  kOk = 0,
+  kInvalid = 1,
+  kOom = 2,
+  kBadDevice = 3,  // device index out of range
+};
+
+struct Config {
+  uint64_t capacity;  // bytes per device (FAKEGPU_CAPACITY)
+  int devices;        // FAKEGPU_DEVICES, 0..kMaxDevices
+  bool reserve_va;    // FAKEGPU_RESERVE_VA != "0": reserve device ranges against host mappings
+};
+
+constexpr int kMaxDevices = 64;
+constexpr uint64_t kGranularity = 2ull << 20;  // VMM granularity, 2 MiB
+constexpr uint64_t kAlign = 256;               // every allocation address
+
+// Reads FAKEGPU_CAPACITY / FAKEGPU_DEVICES once (thread-safe, lazily).
+const Config& config();
+
+// Address ranges.
+//   device d allocations (device + managed): [0x7f0000000000 + (d << 40), + 1 TiB)
+//   32-bit (legacy cuMemAlloc v1) arena:     [0x00100000, 0xfff00000)
+//   VA reservations (cuMemAddressReserve):   [0x300000000000, + 16 TiB)
+//   physical handles (cuMemCreate):          0x500000000000 + n * 0x1000
+constexpr uint64_t kDeviceBase = 0x7f0000000000ull;
+constexpr uint64_t kDeviceSpan = 1ull << 40;
+constexpr uint64_t kV1Base = 0x00100000ull;
+constexpr uint64_t kV1End = 0xfff00000ull;
+constexpr uint64_t kVaBase = 0x300000000000ull;
+constexpr uint64_t kVaSpan = 1ull << 44;
+constexpr uint64_t kHandleBase = 0x500000000000ull;
+
+// Allocates `size` bytes (size > 0) on `device`. `align` must be a power of
+// two >= 256 (0 means 256). `v1_arena` places the allocation in the 32-bit
+// range. Returns kOk / kOom / kBadDevice / kInvalid.
+int alloc(int device, uint64_t size, Kind kind, uint64_t align, bool v1_arena, uint64_t* out);
+
+// Frees an allocation made with alloc() by its exact start address.
+// Returns kOk or kInvalid (unknown address or double free). addr must be != 0.
+int free_ptr(uint64_t addr);
+
+// True if addr is the start of a live alloc()/create_physical() entry.
+bool is_live(uint64_t addr);
+
+// VMM. Physical handles count against capacity; VA does not.
+int create_physical(int device, uint64_t size, uint64_t* handle);
+int release_physical(uint64_t handle);
+int reserve_va(uint64_t size, uint64_t align, uint64_t hint, uint64_t* out);
+int free_va(uint64_t ptr, uint64_t size);
+int map(uint64_t ptr, uint64_t size, uint64_t offset, uint64_t handle);
+int unmap(uint64_t ptr, uint64_t size);
+int check_mapped(uint64_t ptr, uint64_t size);
+
+// Accounting.
+uint64_t used_bytes(int device);
+
+// Writes the ledger JSON; returns 0 on success, -1 on error.
+int write_ledger(const char* path);
+
+// Writes the ledger to $FAKEGPU_LEDGER if set (only from the process that
+// loaded the library, never from a forked child). Call from a destructor.
+void write_ledger_at_exit();
+
+// Records the pid of the loading process (call from a constructor).
+void note_loader_pid();
+
+// Reserves the head of each device's address range (up to its capacity, at
+// most 64 GiB) now, before the program makes its own host mappings. Call
+// from the library constructor.
+void prereserve();
+
+}  // namespace fakegpu
