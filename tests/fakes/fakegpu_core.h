@@ -39,11 +39,11 @@ constexpr uint64_t kAlign = 256;               // every allocation address
 const Config& config();
 
 // Address ranges.
-//   device d allocations (device + managed): [0x7f0000000000 + (d << 40), + 1 TiB)
+//   device d allocations (device + managed): [0x100000000000 + (d << 40), + 1 TiB)
 //   32-bit (legacy cuMemAlloc v1) arena:     [0x00100000, 0xfff00000)
 //   VA reservations (cuMemAddressReserve):   [0x300000000000, + 16 TiB)
 //   physical handles (cuMemCreate):          0x500000000000 + n * 0x1000
-constexpr uint64_t kDeviceBase = 0x7f0000000000ull;
+constexpr uint64_t kDeviceBase = 0x100000000000ull;  // 16 TiB: below the mmap area, above PIE and heap
 constexpr uint64_t kDeviceSpan = 1ull << 40;
 constexpr uint64_t kV1Base = 0x00100000ull;
 constexpr uint64_t kV1End = 0xfff00000ull;

@@ -20,7 +20,7 @@ extern "C" unsigned long long fakegpu_cuda_live_bytes(int device);
 namespace {
 
 constexpr uint64_t kCap = 64ull << 20;
-constexpr uint64_t kDev0 = 0x7f0000000000ull;
+constexpr uint64_t kDev0 = 0x100000000000ull;
 
 bool in_dev(CUdeviceptr p, int d) {
   const uint64_t base = kDev0 + (static_cast<uint64_t>(d) << 40);

@@ -12,7 +12,7 @@
 namespace {
 
 constexpr uint64_t kCap = 64ull << 20;
-constexpr uint64_t kDev0 = 0x7f0000000000ull;
+constexpr uint64_t kDev0 = 0x100000000000ull;
 
 bool in_dev(const void* p, int d) {
   const uint64_t a = reinterpret_cast<uintptr_t>(p);

@@ -21,7 +21,7 @@ namespace {
 constexpr uint64_t kCap = 64ull << 20;
 bool in_dev(const void* p, int d) {
   const uint64_t a = reinterpret_cast<uintptr_t>(p);
-  const uint64_t base = 0x7f0000000000ull + (static_cast<uint64_t>(d) << 40);
+  const uint64_t base = 0x100000000000ull + (static_cast<uint64_t>(d) << 40);
   return a >= base && a < base + (1ull << 34);  // the used part of the device range
 }
 }  // namespace
