@@ -16,6 +16,17 @@ FAKES = os.path.join(BUILD, "tests", "fakes")
 PROGRAMS = os.path.join(BUILD, "tests", "programs")
 E2E_BIN = os.path.join(BUILD, "tests", "e2e")
 
+# Sanitizer builds (scripts/sanitizers.sh) set this to the sanitizer runtime,
+# e.g. "/usr/lib/gcc/x86_64-linux-gnu/12/libasan.so:", which must come first
+# in LD_PRELOAD when an instrumented shim is preloaded into a program.
+PRELOAD_PREFIX = os.environ.get("GPUMEMREC_TEST_PRELOAD_PREFIX", "")
+
+
+def preload_env(*libs):
+    """The LD_PRELOAD value for `libs` (the shim by default)."""
+    return PRELOAD_PREFIX + ":".join(libs or (SHIM,))
+
+
 BUNDLE_FILES = ["metadata.json", "events.json", "allocations.json", "stacks.json", "environment.json",
                 "summary.txt", "manifest.json"]
 
@@ -81,7 +92,8 @@ def parse_kv(line):
 _WORKDIRS = []
 
 
-def run(argv, preload=True, env_extra=None, capacity=256 << 20, timeout=60, keep_env=None):
+def run(argv, preload=True, env_extra=None, capacity=256 << 20, timeout=60, keep_env=None, preexec_fn=None):
+    """preload: True (the shim), False, or a full LD_PRELOAD string."""
     workdir = tempfile.mkdtemp(prefix="gpumemrec-e2e-")
     _WORKDIRS.append(workdir)
     dumpdir = os.path.join(workdir, "dumps")
@@ -90,10 +102,11 @@ def run(argv, preload=True, env_extra=None, capacity=256 << 20, timeout=60, keep
     env["FAKEGPU_LEDGER"] = ledger
     env["GPUMEMREC_DIR"] = dumpdir
     if preload:
-        env["LD_PRELOAD"] = SHIM
+        env["LD_PRELOAD"] = preload if isinstance(preload, str) else preload_env()
     if env_extra:
         env.update(env_extra)
-    proc = subprocess.run(argv, env=env, cwd=workdir, capture_output=True, text=True, timeout=timeout)
+    proc = subprocess.run(argv, env=env, cwd=workdir, capture_output=True, text=True, timeout=timeout,
+                          preexec_fn=preexec_fn)
     return Run(proc, workdir, dumpdir, ledger)
 
 
@@ -169,6 +182,15 @@ class Bundle:
         sizes = [a["size"] for a in self.allocations]
         check(sizes == sorted(sizes, reverse=True), "allocations not largest first")
         md = self.metadata
+        # snapshot.pickle (PyTorch memory-viz format): structure, opcodes, and
+        # agreement of the trace with the final segments and with this bundle.
+        if "snapshot.pickle" in m["files"]:
+            checker = os.path.join(os.path.dirname(__file__), "..", "tools", "check_pickle.py")
+            p = subprocess.run([sys.executable, checker, os.path.join(self.path, "snapshot.pickle"), self.path],
+                               capture_output=True, text=True)
+            check(p.returncode == 0, "snapshot.pickle check failed: " + p.stdout + p.stderr)
+        else:
+            check(len(self.events) > 200000, "snapshot.pickle missing from a small bundle")
         check(md["live_bytes"] == sum(a["size"] for a in self.allocations), "live_bytes != sum(allocations)")
         check(md["live_allocations"] == len(self.allocations), "live_allocations mismatch")
 
