@@ -11,53 +11,32 @@ Fn sym(Library lib, const char* name) {
   return reinterpret_cast<Fn>(lookup_library_symbol(lib, name));
 }
 
-void query_cuda(int device, DeviceReport* r) {
-  using MemGetInfo = int (*)(size_t*, size_t*);
-  using GetVersion = int (*)(int*);
-  using GetCount = int (*)(int*);
-  using GetName = int (*)(char*, int, int);
-  using TotalMem = int (*)(size_t*, int);
-  if (auto f = sym<MemGetInfo>(Library::CUDA, "cuMemGetInfo_v2")) {
-    size_t free_b = 0, total_b = 0;
-    if (f(&free_b, &total_b) == 0) {
-      r->has_mem_info = true;
-      r->free_bytes = free_b;
-      r->total_bytes = total_b;
-    }
-  }
-  if (auto f = sym<GetVersion>(Library::CUDA, "cuDriverGetVersion")) {
-    int v = 0;
-    if (f(&v) == 0) r->driver_version = v;
-  }
-  if (auto f = sym<GetVersion>(Library::CUDART, "cudaRuntimeGetVersion")) {
-    int v = 0;
-    if (f(&v) == 0) r->runtime_version = v;
-  }
-  auto count = sym<GetCount>(Library::CUDA, "cuDeviceGetCount");
-  auto name = sym<GetName>(Library::CUDA, "cuDeviceGetName");
-  auto total = sym<TotalMem>(Library::CUDA, "cuDeviceTotalMem_v2");
-  int n = 0;
-  if (count && count(&n) == 0) {
-    for (int d = 0; d < n && d < 64; ++d) {
-      DeviceInfo di;
-      di.device_id = d;  // cuDeviceGet(ordinal) is the identity in practice
-      char buf[256] = {};
-      if (name && name(buf, sizeof buf - 1, d) == 0) di.name = buf;
-      size_t t = 0;
-      if (total && total(&t, d) == 0) di.total_bytes = t;
-      r->devices.push_back(di);
-    }
-  }
-  (void)device;
-}
+// The entry points of one backend; every one is optional.
+struct Api {
+  Library lib;
+  const char* mem_get_info;
+  const char* driver_version;
+  Library runtime_lib;
+  const char* runtime_version;
+  const char* device_count;
+  const char* device_name;
+  const char* device_total;
+};
 
-void query_hip(int device, DeviceReport* r) {
+const Api kCudaApi = {Library::CUDA,        "cuMemGetInfo_v2",  "cuDriverGetVersion", Library::CUDART,
+                      "cudaRuntimeGetVersion", "cuDeviceGetCount", "cuDeviceGetName",    "cuDeviceTotalMem_v2"};
+const Api kHipApi = {Library::HIP,           "hipMemGetInfo",     "hipDriverGetVersion", Library::HIP,
+                     "hipRuntimeGetVersion", "hipGetDeviceCount", "hipDeviceGetName",    "hipDeviceTotalMem"};
+
+// cuDeviceGet(ordinal) is the identity in practice (and hipDevice_t is the
+// ordinal), so device ordinals are passed straight through.
+void query(const Api& a, DeviceReport* r) {
   using MemGetInfo = int (*)(size_t*, size_t*);
   using GetVersion = int (*)(int*);
   using GetCount = int (*)(int*);
   using GetName = int (*)(char*, int, int);
   using TotalMem = int (*)(size_t*, int);
-  if (auto f = sym<MemGetInfo>(Library::HIP, "hipMemGetInfo")) {
+  if (auto f = sym<MemGetInfo>(a.lib, a.mem_get_info)) {
     size_t free_b = 0, total_b = 0;
     if (f(&free_b, &total_b) == 0) {
       r->has_mem_info = true;
@@ -65,38 +44,36 @@ void query_hip(int device, DeviceReport* r) {
       r->total_bytes = total_b;
     }
   }
-  if (auto f = sym<GetVersion>(Library::HIP, "hipDriverGetVersion")) {
+  if (auto f = sym<GetVersion>(a.lib, a.driver_version)) {
     int v = 0;
     if (f(&v) == 0) r->driver_version = v;
   }
-  if (auto f = sym<GetVersion>(Library::HIP, "hipRuntimeGetVersion")) {
+  if (auto f = sym<GetVersion>(a.runtime_lib, a.runtime_version)) {
     int v = 0;
     if (f(&v) == 0) r->runtime_version = v;
   }
-  auto count = sym<GetCount>(Library::HIP, "hipGetDeviceCount");
-  auto name = sym<GetName>(Library::HIP, "hipDeviceGetName");
-  auto total = sym<TotalMem>(Library::HIP, "hipDeviceTotalMem");
+  auto count = sym<GetCount>(a.lib, a.device_count);
+  auto name = sym<GetName>(a.lib, a.device_name);
+  auto total = sym<TotalMem>(a.lib, a.device_total);
   int n = 0;
-  if (count && count(&n) == 0) {
-    for (int d = 0; d < n && d < 64; ++d) {
-      DeviceInfo di;
-      di.device_id = d;
-      char buf[256] = {};
-      if (name && name(buf, sizeof buf - 1, d) == 0) di.name = buf;
-      size_t t = 0;
-      if (total && total(&t, d) == 0) di.total_bytes = t;
-      r->devices.push_back(di);
-    }
+  if (!count || count(&n) != 0) return;
+  for (int d = 0; d < n && d < 64; ++d) {
+    DeviceInfo di;
+    di.device_id = d;
+    char buf[256] = {};
+    if (name && name(buf, sizeof buf - 1, d) == 0) di.name = buf;
+    size_t t = 0;
+    if (total && total(&t, d) == 0) di.total_bytes = t;
+    r->devices.push_back(di);
   }
-  (void)device;
 }
 
 }  // namespace
 
 DeviceReport query_devices(Backend backend, int device) {
   DeviceReport r;
-  if (backend == Backend::kHip) query_hip(device, &r);
-  else query_cuda(device, &r);
+  (void)device;  // the failing thread's current device is what the driver reports
+  query(backend == Backend::kHip ? kHipApi : kCudaApi, &r);
   return r;
 }
 
