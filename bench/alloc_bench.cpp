@@ -1,0 +1,281 @@
+// alloc_bench: an unmodified GPU program (links the CUDA runtime, never a
+// gpumemrec header) that times cudaMalloc + cudaFree pairs. run_bench.py runs
+// it with and without LD_PRELOAD=libgpumemrec.so against the fake driver.
+//
+//   alloc_bench pairs  [--threads T] [--pairs N] [--depth D] [--size S] [--warmup W]
+//       Each of T threads recurses D native frames deep, then does W
+//       untimed and N timed cudaMalloc(S) + cudaFree pairs.
+//       Prints: RESULT mode=pairs threads=T depth=D pairs=N
+//               cpu_ns_per_pair=<thread CPU time / pairs, mean over threads>
+//               wall_ns_per_pair=<wall time of the slowest thread / N>
+//   alloc_bench mem    [--pairs N] [--depth D]
+//       Single thread, N pairs, then prints the process's VmRSS / VmSize:
+//       MEM rss_kb=<n> vm_kb=<n> events=<2N>
+//   alloc_bench dump   [--live L] [--sites K] [--events E] [--size S]
+//       L live allocations made from K distinct native call paths (a
+//       recursion of two functions over 14 levels whose path spells the site
+//       id in binary), then alloc+free churn until E events have been made,
+//       then one cudaMalloc larger than the device: that call returns only
+//       after the shim has written its dump bundle. Prints:
+//       DUMP oom_call_ns=<wall time of the failing call> rc=<code> events=<n>
+#include <cuda_runtime_api.h>
+#include <pthread.h>
+#include <time.h>
+
+#include <atomic>
+#include <cinttypes>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#define BENCH_NOINLINE __attribute__((noinline, noclone))
+
+namespace {
+
+uint64_t clock_ns(clockid_t id) {
+  timespec ts;
+  clock_gettime(id, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
+}
+
+[[noreturn]] void die(const char* what, int rc) {
+  std::fprintf(stderr, "alloc_bench: %s failed: %d\n", what, rc);
+  std::exit(1);
+}
+
+struct Options {
+  std::string mode = "pairs";
+  int threads = 1;
+  uint64_t pairs = 100000;
+  uint64_t warmup = 2000;
+  int depth = 0;
+  uint64_t size = 256;
+  uint64_t live = 100000;
+  uint64_t sites = 10000;
+  uint64_t events = 1000000;
+};
+
+// ---------------------------------------------------------------------------
+// pairs / mem
+
+struct Worker {
+  const Options* opt = nullptr;
+  std::atomic<int>* ready = nullptr;
+  std::atomic<bool>* go = nullptr;
+  uint64_t cpu_ns = 0, start_ns = 0, end_ns = 0;
+};
+
+extern "C" BENCH_NOINLINE void bench_pair_loop(const Options* opt, uint64_t n) {
+  for (uint64_t i = 0; i < n; ++i) {
+    void* p = nullptr;
+    cudaError_t rc = cudaMalloc(&p, opt->size);
+    if (rc != cudaSuccess) die("cudaMalloc", rc);
+    rc = cudaFree(p);
+    if (rc != cudaSuccess) die("cudaFree", rc);
+  }
+}
+
+extern "C" BENCH_NOINLINE void bench_timed(Worker* w) {
+  bench_pair_loop(w->opt, w->opt->warmup);
+  w->ready->fetch_add(1);
+  while (!w->go->load(std::memory_order_acquire)) std::this_thread::yield();
+  w->start_ns = clock_ns(CLOCK_MONOTONIC);
+  const uint64_t c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+  bench_pair_loop(w->opt, w->opt->pairs);
+  w->cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
+  w->end_ns = clock_ns(CLOCK_MONOTONIC);
+}
+
+// A real (non-tail) call per level, so the allocation happens `depth` native
+// frames below the thread's entry point.
+extern "C" BENCH_NOINLINE int bench_descend(int depth, Worker* w) {
+  volatile int keep = depth;
+  if (depth > 0) {
+    int r = bench_descend(depth - 1, w);
+    return r + keep;
+  }
+  bench_timed(w);
+  return keep;
+}
+
+int run_pairs(const Options& opt) {
+  std::atomic<int> ready{0};
+  std::atomic<bool> go{false};
+  std::vector<Worker> workers(size_t(opt.threads));
+  std::vector<std::thread> threads;
+  for (auto& w : workers) {
+    w.opt = &opt;
+    w.ready = &ready;
+    w.go = &go;
+    threads.emplace_back([&w, &opt] { bench_descend(opt.depth, &w); });
+  }
+  while (ready.load() < opt.threads) std::this_thread::yield();
+  go.store(true, std::memory_order_release);
+  for (auto& t : threads) t.join();
+  uint64_t cpu = 0, first = UINT64_MAX, last = 0;
+  for (auto& w : workers) {
+    cpu += w.cpu_ns;
+    if (w.start_ns < first) first = w.start_ns;
+    if (w.end_ns > last) last = w.end_ns;
+  }
+  const double pairs = double(opt.pairs);
+  std::printf("RESULT mode=pairs threads=%d depth=%d pairs=%" PRIu64 " cpu_ns_per_pair=%.1f wall_ns_per_pair=%.1f\n",
+              opt.threads, opt.depth, opt.pairs, double(cpu) / double(opt.threads) / pairs,
+              double(last - first) / pairs);
+  return 0;
+}
+
+uint64_t status_kb(const char* key) {
+  FILE* f = std::fopen("/proc/self/status", "r");
+  if (!f) return 0;
+  char line[256];
+  uint64_t v = 0;
+  const size_t klen = std::strlen(key);
+  while (std::fgets(line, sizeof line, f)) {
+    if (std::strncmp(line, key, klen) == 0 && line[klen] == ':') {
+      v = std::strtoull(line + klen + 1, nullptr, 10);
+      break;
+    }
+  }
+  std::fclose(f);
+  return v;
+}
+
+int run_mem(const Options& opt) {
+  Options o = opt;
+  o.warmup = 0;
+  o.threads = 1;
+  std::atomic<int> ready{0};
+  std::atomic<bool> go{true};
+  Worker w;
+  w.opt = &o;
+  w.ready = &ready;
+  w.go = &go;
+  bench_descend(o.depth, &w);
+  std::printf("MEM rss_kb=%" PRIu64 " vm_kb=%" PRIu64 " events=%" PRIu64 "\n", status_kb("VmRSS"),
+              status_kb("VmSize"), 2 * o.pairs);
+  return 0;
+}
+
+// ---------------------------------------------------------------------------
+// dump: distinct call paths
+
+constexpr int kSiteLevels = 14;  // 2^14 = 16384 possible paths
+
+struct SiteCall {
+  uint64_t size;
+  void* out;
+};
+
+extern "C" BENCH_NOINLINE int site_leaf(SiteCall* c) {
+  cudaError_t rc = cudaMalloc(&c->out, c->size);
+  if (rc != cudaSuccess) die("cudaMalloc (site)", rc);
+  return 0;
+}
+
+extern "C" int site_b(int level, uint32_t id, SiteCall* c);
+
+// Level `level` of the path: bit `level` of `id` picks which function the
+// next level runs in; site_a and site_b call both from different call
+// instructions, so the return addresses on the stack spell the id.
+extern "C" BENCH_NOINLINE int site_a(int level, uint32_t id, SiteCall* c) {
+  volatile int keep = level;
+  int r;
+  if (level == 0) r = site_leaf(c);
+  else if ((id >> level) & 1) r = site_b(level - 1, id, c);
+  else r = site_a(level - 1, id, c);
+  return r + keep;
+}
+
+extern "C" BENCH_NOINLINE int site_b(int level, uint32_t id, SiteCall* c) {
+  volatile int keep = level;
+  int r;
+  if (level == 0) r = site_leaf(c);
+  else if ((id >> level) & 1) r = site_b(level - 1, id, c);
+  else r = site_a(level - 1, id, c);
+  return r + keep;
+}
+
+extern "C" BENCH_NOINLINE void* alloc_at_site(uint32_t id, uint64_t size) {
+  SiteCall c{size, nullptr};
+  if (id & 1) site_b(kSiteLevels - 1, id, &c);
+  else site_a(kSiteLevels - 1, id, &c);
+  return c.out;
+}
+
+extern "C" BENCH_NOINLINE void release(void* p) {
+  cudaError_t rc = cudaFree(p);
+  if (rc != cudaSuccess) die("cudaFree", rc);
+}
+
+int run_dump(const Options& opt) {
+  std::vector<void*> live;
+  live.reserve(opt.live);
+  uint64_t events = 0;
+  // One loop, one call instruction: every allocation of site k has the same
+  // stack, so the process has exactly `sites` allocation stacks (+ the free
+  // stack + the out-of-memory stack).
+  for (uint64_t i = 0; events + 1 < opt.events; ++i) {
+    void* p = alloc_at_site(uint32_t(i % opt.sites), opt.size);
+    ++events;
+    if (i < opt.live) {
+      live.push_back(p);
+    } else {
+      release(p);
+      ++events;
+    }
+  }
+  size_t free_b = 0, total_b = 0;
+  cudaMemGetInfo(&free_b, &total_b);
+  void* p = nullptr;
+  const uint64_t t0 = clock_ns(CLOCK_MONOTONIC);
+  cudaError_t rc = cudaMalloc(&p, total_b + (uint64_t(1) << 30));
+  const uint64_t t1 = clock_ns(CLOCK_MONOTONIC);
+  ++events;
+  std::printf("DUMP oom_call_ns=%" PRIu64 " rc=%d events=%" PRIu64 " live=%zu sites=%" PRIu64 "\n", t1 - t0, int(rc),
+              events, live.size(), opt.sites);
+  return 0;
+}
+
+uint64_t arg_u64(int& i, int argc, char** argv) {
+  if (i + 1 >= argc) {
+    std::fprintf(stderr, "alloc_bench: %s needs a value\n", argv[i]);
+    std::exit(2);
+  }
+  return std::strtoull(argv[++i], nullptr, 10);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options opt;
+  int i = 1;
+  if (argc > 1 && argv[1][0] != '-') opt.mode = argv[i++];
+  for (; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--threads") opt.threads = int(arg_u64(i, argc, argv));
+    else if (a == "--pairs") opt.pairs = arg_u64(i, argc, argv);
+    else if (a == "--warmup") opt.warmup = arg_u64(i, argc, argv);
+    else if (a == "--depth") opt.depth = int(arg_u64(i, argc, argv));
+    else if (a == "--size") opt.size = arg_u64(i, argc, argv);
+    else if (a == "--live") opt.live = arg_u64(i, argc, argv);
+    else if (a == "--sites") opt.sites = arg_u64(i, argc, argv);
+    else if (a == "--events") opt.events = arg_u64(i, argc, argv);
+    else {
+      std::fprintf(stderr, "alloc_bench: unknown argument %s\n", argv[i]);
+      return 2;
+    }
+  }
+  if (opt.threads < 1) opt.threads = 1;
+  if (opt.sites < 1 || opt.sites > (1u << kSiteLevels)) opt.sites = 1u << kSiteLevels;
+  setvbuf(stdout, nullptr, _IOLBF, 0);
+  if (opt.mode == "pairs") return run_pairs(opt);
+  if (opt.mode == "mem") return run_mem(opt);
+  if (opt.mode == "dump") return run_dump(opt);
+  std::fprintf(stderr, "alloc_bench: unknown mode %s\n", opt.mode.c_str());
+  return 2;
+}

@@ -1,0 +1,370 @@
+#!/usr/bin/env python3
+"""run_bench.py: what the recorder costs, side by side, in one run.
+
+Runs bench/alloc_bench (C++) and bench/alloc_bench.py (ctypes) against the
+fake CUDA driver WITHOUT and WITH LD_PRELOAD=libgpumemrec.so under several
+settings, interleaving the runs (every run of one repetition in a shuffled
+order, baseline and shim runs mixed) and reporting medians over the
+repetitions of the per-repetition difference (shim - baseline of the same
+repetition). Then the recorder's memory and the time to write a large dump.
+
+  python3 bench/run_bench.py [--build-dir build] [--reps 9] [--quick]
+
+The primary metric is the allocating thread's CPU time per pair
+(CLOCK_THREAD_CPUTIME_ID): on a shared, oversubscribed machine the wall time
+mostly measures the other processes. Wall time is printed as well.
+
+Stdlib only. Prints ONE table (see docs/performance.md for its meaning).
+"""
+import argparse
+import glob
+import json
+import os
+import random
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+
+
+def parse_kv(line):
+    return {k: v for k, v in re.findall(r"(\w+)=(\S+)", line)}
+
+
+class Job:
+    """One program invocation; run once per repetition."""
+
+    def __init__(self, key, argv, env, shim, tag):
+        self.key, self.argv, self.env, self.shim, self.tag = key, argv, env, shim, tag
+        self.results = []  # one dict per repetition (None if it failed)
+
+
+class Runner:
+    def __init__(self, args):
+        self.args = args
+        b = os.path.abspath(args.build_dir)
+        self.build = b
+        self.shim = os.path.join(b, "bin", "libgpumemrec.so")
+        self.fakes = os.path.join(b, "tests", "fakes")
+        self.cbench = os.path.join(b, "bench", "alloc_bench")
+        self.sizes = os.path.join(b, "bench", "bench_sizes")
+        self.pybench = os.path.join(HERE, "alloc_bench.py")
+        self.cudart = os.path.join(self.fakes, "libcudart.so.13")
+        self.python = args.python or sys.executable
+        for p in (self.shim, self.cbench, self.cudart):
+            if not os.path.exists(p):
+                sys.exit("run_bench: %s is missing: build first (cmake --build %s)" % (p, b))
+        self.tmp = tempfile.mkdtemp(prefix="gpumemrec-bench-")
+        self.jobs = {}
+
+    def base_env(self):
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith("GPUMEMREC_") and not k.startswith("FAKEGPU_") and k != "LD_PRELOAD"}
+        # The shim wraps dlopen: the fake runtime's RUNPATH no longer applies.
+        env["LD_LIBRARY_PATH"] = self.fakes + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
+        env["FAKEGPU_CAPACITY"] = str(1 << 40)
+        env["GPUMEMREC_DIR"] = os.path.join(self.tmp, "dumps")
+        return env
+
+    def job(self, tag, argv, shim_env):
+        """shim_env None: no shim; else the GPUMEMREC_ settings for it."""
+        key = (tuple(argv), None if shim_env is None else tuple(sorted(shim_env.items())))
+        if key not in self.jobs:
+            env = self.base_env()
+            if shim_env is not None:
+                env["LD_PRELOAD"] = self.shim
+                env.update(shim_env)
+            self.jobs[key] = Job(key, argv, env, shim_env is not None, tag)
+        return self.jobs[key]
+
+    def run_once(self, job):
+        try:
+            p = subprocess.run(job.argv, env=job.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               universal_newlines=True, timeout=600)
+        except subprocess.TimeoutExpired:
+            return None
+        for line in p.stdout.splitlines():
+            if line.startswith(("RESULT ", "MEM ", "DUMP ", "PROBE ")):
+                return parse_kv(line)
+        sys.stderr.write("run_bench: %s failed (rc %d): %s\n" % (" ".join(job.argv), p.returncode,
+                                                                 p.stderr.strip()[-2000:]))
+        return None
+
+    def run_all(self, reps, jobs):
+        for rep in range(reps):
+            order = list(jobs)
+            random.Random(1000 + rep).shuffle(order)
+            for j in order:
+                j.results.append(self.run_once(j))
+            if self.args.verbose:
+                sys.stderr.write("rep %d/%d done\n" % (rep + 1, reps))
+
+
+def med(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
+
+
+def paired(shim, base, field):
+    """Median over repetitions of shim - baseline (same repetition)."""
+    d = []
+    for a, b in zip(shim.results, base.results):
+        if a and b and field in a and field in b:
+            d.append(float(a[field]) - float(b[field]))
+    return med(d)
+
+
+def values(job, field):
+    return [float(r[field]) for r in job.results if r and field in r]
+
+
+def fmt_ns(v):
+    if v is None:
+        return "n/a"
+    return "%.0f" % v
+
+
+def python_stacks_available(r):
+    """Runs the Python bench once under the shim with an out-of-memory at the
+    end and looks for Python frames in the bundle's stacks.json. Returns
+    (available, detail)."""
+    d = os.path.join(r.tmp, "probe")
+    env = r.base_env()
+    env.update({"LD_PRELOAD": r.shim, "GPUMEMREC_DIR": d, "GPUMEMREC_PYTHON_STACKS": "1",
+                "FAKEGPU_CAPACITY": str(1 << 30)})
+    try:
+        subprocess.run([r.python, r.pybench, "--lib", r.cudart, "--probe-oom", "--frames", "20"], env=env,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+    except subprocess.TimeoutExpired:
+        return False, "probe timed out"
+    stacks = glob.glob(os.path.join(d, "oom_dump_*", "stacks.json"))
+    if not stacks:
+        return False, "probe wrote no bundle"
+    try:
+        with open(stacks[0]) as f:
+            data = json.load(f)
+    except (OSError, ValueError) as e:
+        return False, "probe bundle unreadable: %s" % e
+    best = 0
+    for s in data:
+        n = sum(1 for fr in s.get("frames", []) if fr.get("kind") == "python")
+        best = max(best, n)
+    if best == 0:
+        return False, "capture_python_frames returned no frames"
+    return True, "%d Python frames in the probe's OOM stack" % best
+
+
+def dir_bytes(path):
+    total = 0
+    for root, _, files in os.walk(path):
+        for f in files:
+            try:
+                total += os.path.getsize(os.path.join(root, f))
+            except OSError:
+                pass
+    return total
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build-dir", default=os.path.join(REPO, "build"))
+    ap.add_argument("--reps", type=int, default=9, help="repetitions (medians; >= 5 for real numbers)")
+    ap.add_argument("--pairs", type=int, default=200000, help="timed pairs per run (split over threads)")
+    ap.add_argument("--py-pairs", type=int, default=50000)
+    ap.add_argument("--depth", type=int, default=80, help="native recursion depth before allocating")
+    ap.add_argument("--python", default=None, help="interpreter for alloc_bench.py (default: this one)")
+    ap.add_argument("--quick", action="store_true", help="smoke mode: tiny runs, numbers meaningless")
+    ap.add_argument("--no-dump", action="store_true")
+    ap.add_argument("--no-mem", action="store_true")
+    ap.add_argument("--dump-reps", type=int, default=3)
+    ap.add_argument("--verbose", "-v", action="store_true")
+    args = ap.parse_args()
+
+    if args.quick:
+        args.reps, args.pairs, args.py_pairs, args.dump_reps = 1, 2000, 1000, 1
+    warm = "200" if args.quick else "2000"
+    r = Runner(args)
+    C = lambda threads, pairs: [r.cbench, "pairs", "--threads", str(threads), "--pairs",
+                                str(max(pairs // threads, 100)), "--depth", str(args.depth), "--warmup", warm]
+    P = [r.python, r.pybench, "--lib", r.cudart, "--pairs", str(args.py_pairs), "--frames", "20", "--warmup", warm]
+
+    off = {"GPUMEMREC_STACK_DEPTH": "0", "GPUMEMREC_PYTHON_STACKS": "0"}
+    nat = lambda d: {"GPUMEMREC_STACK_DEPTH": str(d), "GPUMEMREC_PYTHON_STACKS": "0"}
+
+    py_ok, py_detail = python_stacks_available(r)
+
+    # rows: (label, threads, shim job, baseline job, target ns per call, field)
+    rows = []
+    b1 = r.job("c", C(1, args.pairs), None)
+    rows.append(("stacks off (STACK_DEPTH=0, PYTHON_STACKS=0)", 1, r.job("c", C(1, args.pairs), off), b1, 100))
+    for d in (16, 32, 64):
+        rows.append(("native stack, depth %d" % d, 1, r.job("c", C(1, args.pairs), nat(d)), b1,
+                     1000 if d == 32 else None))
+    for t in (2, 4, 8):
+        bt = r.job("c", C(t, args.pairs), None)
+        rows.append(("stacks off, %d threads" % t, t, r.job("c", C(t, args.pairs), off), bt, 100))
+        rows.append(("native depth 32, %d threads" % t, t, r.job("c", C(t, args.pairs), nat(32)), bt, 1000))
+    pb = r.job("py", P, None)
+    py_rows = [
+        ("Python program (20 frames): stacks off", r.job("py", P, off), None),
+        ("Python program: native 32, Python off", r.job("py", P, nat(32)), None),
+    ]
+    if py_ok:
+        py_rows.append(("Python program: native 32 + Python 20 frames",
+                        r.job("py", P, {"GPUMEMREC_STACK_DEPTH": "32", "GPUMEMREC_PYTHON_STACKS": "1"}), 2000))
+
+    t_start = time.time()
+    n_jobs = len(r.jobs)
+    r.run_all(args.reps, list(r.jobs.values()))
+    t_pairs = time.time() - t_start
+
+    out = []
+    w = out.append
+    w("gpumemrec benchmark: added ns per alloc+free pair (cudaMalloc + cudaFree; each pair is 2 recorded calls)")
+    w("median over %d interleaved repetitions of (with shim - without shim) in the same repetition;" % args.reps)
+    w("metric: CPU time of the allocating thread per pair (wall in brackets); native stacks from %d frames deep"
+      % args.depth)
+    hdr = "%-46s %7s %15s %15s %13s %13s %11s %s" % (
+        "row", "threads", "baseline ns", "with shim ns", "added/pair", "added/call", "target/call", "ok")
+    w(hdr)
+    w("-" * len(hdr))
+
+    def add_row(label, threads, sj, bj, target, field, wfield):
+        base = med(values(bj, field))
+        shim = med(values(sj, field))
+        added = paired(sj, bj, field)
+        wadded = paired(sj, bj, wfield)
+        per_call = None if added is None else added / 2
+        ok = ""
+        if target is not None and per_call is not None:
+            ok = "yes" if per_call <= target else "NO (+%.0f)" % (per_call - target)
+        w("%-46s %7s %15s %15s %13s %13s %11s %s" % (
+            label, threads, fmt_ns(base), fmt_ns(shim),
+            "%s [%s]" % (fmt_ns(added), fmt_ns(wadded)), fmt_ns(per_call),
+            "" if target is None else "<= %d" % target, ok))
+
+    for label, threads, sj, bj, target in rows:
+        add_row(label, threads, sj, bj, target, "cpu_ns_per_pair", "wall_ns_per_pair")
+    for label, sj, target in py_rows:
+        add_row(label, 1, sj, pb, target, "cpu_ns_per_pair", "ns_per_pair")
+    if not py_ok:
+        w("%-46s %7s %15s %15s %13s %13s %11s %s" % (
+            "Python program: native 32 + Python 20 frames", 1, fmt_ns(med(values(pb, "cpu_ns_per_pair"))),
+            "pending", "pending", "pending", "<= 2000", "pending (%s)" % py_detail))
+    else:
+        w("  (Python stacks: %s)" % py_detail)
+
+    # ------------------------------------------------------------------ memory
+    if not args.no_mem:
+        mem_pairs = 2000 if args.quick else 600000
+        ring_big = 10000 if args.quick else 1000000
+        M = [r.cbench, "mem", "--pairs", str(mem_pairs), "--depth", str(args.depth)]
+        mb = r.job("mem", M, None)
+        md = r.job("mem", M, {})
+        mbig = r.job("mem", M, {"GPUMEMREC_RING_EVENTS": str(ring_big)})
+        mjobs = [mb, md, mbig]
+        r.run_all(1 if args.quick else 3, mjobs)
+        sizes = {}
+        try:
+            p = subprocess.run([r.sizes], stdout=subprocess.PIPE, universal_newlines=True)
+            sizes = parse_kv(p.stdout)
+        except OSError:
+            pass
+        ev = int(sizes.get("event", 0)) or None
+        rss = {j: med(values(j, "rss_kb")) for j in mjobs}
+        vm = {j: med(values(j, "vm_kb")) for j in mjobs}
+
+        def d_kb(j, table):
+            if table[j] is None or table[mb] is None:
+                return None
+            return (table[j] - table[mb]) * 1024
+
+        w("")
+        w("memory (process with shim minus without, after %d events; %s)" % (
+            2 * mem_pairs, "ring full" if 2 * mem_pairs >= ring_big else "ring NOT full"))
+        w("  sizeof(Event) = %s bytes per ring event (target <= 64: %s); sizeof(LiveEntry) = %s"
+          % (ev, "yes" if ev and ev <= 64 else "NO", sizes.get("live_entry", "?")))
+        for label, j, cap in (("default (RING_EVENTS=65536)", md, 65536),
+                              ("RING_EVENTS=%d" % ring_big, mbig, ring_big)):
+            drss, dvm = d_kb(j, rss), d_kb(j, vm)
+            w("  %-28s added RSS %8.1f MiB   added virtual %8.1f MiB   ring %6.1f MiB (= %d x 64 B)"
+              % (label, (drss or 0) / 2**20, (dvm or 0) / 2**20, cap * 64 / 2**20, cap))
+        drd, drb = d_kb(md, rss), d_kb(mbig, rss)
+        if drd is not None and drb is not None:
+            w("  measured RSS per extra ring event: %.1f bytes" % ((drb - drd) / float(ring_big - 65536)))
+
+    # -------------------------------------------------------------------- dump
+    if not args.no_dump:
+        if args.quick:
+            live, sites, events, ring = 1000, 100, 5000, 5000
+        else:
+            live, sites, events, ring = 100000, 10000, 1000000, 1000000
+        res = []
+        need = 2 * 400 * events  # ~400 bytes per event in the bundle, twice for safety
+        free = shutil.disk_usage(r.tmp).free
+        if free < need:
+            w("")
+            w("dump: skipped: %d MiB free under %s, the bundle needs ~%d MiB (set TMPDIR elsewhere)"
+              % (free >> 20, r.tmp, need >> 21))
+            args.dump_reps = 0
+        for i in range(args.dump_reps):
+            d = os.path.join(r.tmp, "dump%d" % i)
+            env = r.base_env()
+            env.update({"LD_PRELOAD": r.shim, "GPUMEMREC_DIR": d, "GPUMEMREC_RING_EVENTS": str(ring),
+                        "GPUMEMREC_MAX_TOTAL_MB": "0", "FAKEGPU_CAPACITY": str(1 << 30)})
+            j = Job(None, [r.cbench, "dump", "--live", str(live), "--sites", str(sites), "--events", str(events)],
+                    env, True, "dump")
+            t0 = time.time()
+            kv = r.run_once(j)
+            wall = time.time() - t0
+            bundles = glob.glob(os.path.join(d, "oom_dump_*"))
+            if not kv or not bundles:
+                res.append(None)
+                continue
+            b = bundles[0]
+            n_stacks = n_events = n_live = None
+            try:
+                with open(os.path.join(b, "stacks.json")) as f:
+                    n_stacks = len(json.load(f))
+                with open(os.path.join(b, "manifest.json")) as f:
+                    n_events = json.load(f).get("event_count")
+                with open(os.path.join(b, "allocations.json")) as f:
+                    n_live = len(json.load(f))
+            except (OSError, ValueError):
+                pass
+            res.append((int(kv["oom_call_ns"]), dir_bytes(b), n_stacks, n_events, n_live, wall))
+            shutil.rmtree(d, ignore_errors=True)
+        good = [x for x in res if x]
+        if args.dump_reps:
+            w("")
+        if not args.dump_reps:
+            pass
+        elif good:
+            ms = med([x[0] / 1e6 for x in good])
+            size = med([x[1] for x in good])
+            g = good[0]
+            w("dump: %d events in the ring, %d live allocations, %d call sites (median of %d runs)"
+              % (events, live, sites, len(good)))
+            w("  failing cudaMalloc incl. synchronous dump: %.0f ms (target < 1000 ms: %s); runs: %s"
+              % (ms, "yes" if ms < 1000 else "NO (+%.0f ms)" % (ms - 1000),
+                 ", ".join("%.0f" % (x[0] / 1e6) for x in good)))
+            w("  bundle: %.1f MiB (%d bytes); stacks.json %s stacks, events.json %s events, allocations.json %s"
+              % (size / 2**20, size, g[2], g[3], g[4]))
+        else:
+            w("dump: FAILED (no bundle written)")
+
+    w("")
+    w("(pairs section %.0f s; %d jobs x %d reps)" % (t_pairs, n_jobs, args.reps))
+    print("\n".join(out))
+    shutil.rmtree(r.tmp, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
