@@ -57,6 +57,20 @@ bool write_all(int fd, const std::string& s) {
 }  // namespace
 
 bool add_snapshot_pickle(const std::string& dir, int dirfd, std::string* error) {
+  {
+    // Decide from the manifest before reading anything big back.
+    rapidjson::Document m;
+    std::string text = read_all(dirfd, "manifest.json");
+    m.Parse(text.c_str());
+    if (m.HasParseError() || !m.IsObject() || !m.HasMember("event_count") || !m["event_count"].IsUint64()) {
+      *error = "manifest.json unreadable after writing";
+      return false;
+    }
+    if (m["event_count"].GetUint64() > kSnapshotMaxEvents) {
+      *error = "ring too large for a snapshot at dump time (use gpumemrec export)";
+      return false;
+    }
+  }
   ReadOptions opts;
   opts.environment = false;
   opts.threads = 1;  // never start threads inside the program
