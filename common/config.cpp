@@ -227,7 +227,9 @@ Config parse_config(const EnvGetter& get, std::vector<std::string>* warnings) {
   if (const char* v = value("DUMP_SIGNAL")) {
     int sig = parse_signal(v);
     if (sig > 0) c.dump_signal = sig;
-    else if (!trim(v).empty() && trim(v) != "0")
+    else if (trim(v).empty())
+      warn("DUMP_SIGNAL", v, "empty", "off");
+    else if (trim(v) != "0")
       warn("DUMP_SIGNAL", v, "not a usable signal (USR1, USR2, HUP, QUIT, WINCH, URG, PWR or a real-time number)", "off");
   }
   bool_var("DUMP_AT_EXIT", &c.dump_at_exit, "0");

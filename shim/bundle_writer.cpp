@@ -3,10 +3,12 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <link.h>
+#include <sched.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstring>
 #include <ctime>
 #include <map>
@@ -259,26 +261,76 @@ bool write_bundle_files(int dirfd, const BundleInput& in, Symbolizer& sym, Write
   const FailureInfo* f = in.failure;
 
   // --- Snapshot: the live tables first, then the ring up to this point.
+  //
+  // Consistency (docs/reliability.md): the cut is ring.end() read after the
+  // live tables; events.json holds the events before the cut, and
+  // allocations.json is reconciled with them, so that replaying
+  // events.json never contradicts allocations.json: an allocation whose free
+  // event is in events.json is not listed, and an allocation whose event is
+  // in events.json (and not freed there) is listed even if the live-table
+  // snapshot missed it (it was inserted, or its free begun, while the shards
+  // were copied). The vector is reserved up front: one allocation, not a
+  // doubling series (the dump may run with the host short of memory).
   std::vector<LiveEntry> live;
+  live.reserve(size_t(r->live.count() + r->handles.count()) + 256);
   r->live.snapshot(&live);
   r->handles.snapshot(&live);
-  std::sort(live.begin(), live.end(), [](const LiveEntry& a, const LiveEntry& b) {
-    return a.size != b.size ? a.size > b.size : a.seq < b.seq;
-  });
   const uint64_t end_seq = r->ring.end();
   const uint64_t cap = r->ring.capacity();
   const uint64_t first_seq = end_seq > cap + 1 ? end_seq - cap : 1;
+  auto is_phys = [](uint8_t t) { return MemoryType(t) == MemoryType::kPhysical; };
+  auto by_key = [&](const LiveEntry& a, const LiveEntry& b) {
+    const bool pa = is_phys(a.memory_type), pb = is_phys(b.memory_type);
+    return pa != pb ? pa < pb : a.key < b.key;
+  };
+  std::sort(live.begin(), live.end(), by_key);
+  constexpr int16_t kDead = INT16_MIN;
+  auto find_live = [&](uint64_t key, bool phys) -> LiveEntry* {
+    LiveEntry probe;
+    probe.key = key;
+    probe.memory_type = uint8_t(phys ? MemoryType::kPhysical : MemoryType::kDevice);
+    auto it = std::lower_bound(live.begin(), live.end(), probe, by_key);
+    if (it == live.end() || it->key != key || is_phys(it->memory_type) != phys) return nullptr;
+    return &*it;
+  };
+  std::vector<LiveEntry> added;
+  auto reconcile = [&](const Event& e) {
+    const EventKind k = event_kind(e);
+    const MemoryType t = event_memory_type(e);
+    if (t == MemoryType::kMapping || e.address == 0) return;
+    const bool phys = t == MemoryType::kPhysical;
+    if (k == EventKind::kAlloc) {
+      LiveEntry* le = find_live(e.address, phys);
+      if (le && le->device != kDead) {
+        if (le->seq >= e.seq) return;  // listed (or re-allocated later)
+        le->device = kDead;            // an older entry at this address: superseded
+      }
+      LiveEntry a;
+      a.key = e.address;
+      a.size = e.size;
+      a.time_ns = e.time_ns;
+      a.seq = e.seq;
+      a.stack_id = e.stack_id;
+      a.tid = e.tid;
+      a.device = int16_t(event_device(e));
+      a.api = e.api;
+      a.memory_type = uint8_t(t);
+      added.push_back(a);
+    } else if (k == EventKind::kFree) {
+      LiveEntry* le = find_live(e.address, phys);
+      if (le && le->device != kDead && le->seq < e.seq) le->device = kDead;
+      for (size_t i = 0; i < added.size();) {
+        if (added[i].key == e.address && is_phys(added[i].memory_type) == phys && added[i].seq < e.seq) {
+          added[i] = added.back();
+          added.pop_back();
+        } else {
+          ++i;
+        }
+      }
+    }
+  };
   std::vector<uint32_t> stack_ids;
   uint64_t captured = 0;
-  std::map<int, uint64_t> live_by_device;
-  uint64_t live_bytes = 0, live_count = 0;
-  for (const auto& a : live) {
-    if (MemoryType(a.memory_type) == MemoryType::kMapping) continue;
-    live_by_device[a.device] += a.size;
-    live_bytes += a.size;
-    ++live_count;
-    if (a.stack_id) stack_ids.push_back(a.stack_id);
-  }
 
   // --- events.json
   {
@@ -287,15 +339,44 @@ bool write_bundle_files(int dirfd, const BundleInput& in, Symbolizer& sym, Write
       JsonWriter w(file.out());
       w.StartArray();
       Event e;
+      // A slot claimed before the cut but still being filled is waited for,
+      // briefly (20 ms per dump in all); after that it is a hole.
+      uint64_t wait_deadline = 0;
       for (uint64_t s = first_seq; s < end_seq; ++s) {
-        if (!r->ring.read(s, &e)) continue;
+        bool got = r->ring.read(s, &e);
+        while (!got) {
+          const uint64_t now = monotonic_ns();
+          if (wait_deadline == 0) wait_deadline = now + 20000000ull;
+          if (now >= wait_deadline) break;
+          sched_yield();
+          got = r->ring.read(s, &e);
+        }
+        if (!got) continue;
         write_event(w, e, in.backend);
+        reconcile(e);
         if (e.stack_id) stack_ids.push_back(e.stack_id);
         ++captured;
       }
       w.EndArray();
     }
     if (!file.finish("events.json", error)) return false;
+  }
+
+  // Apply the reconciliation, then order largest first.
+  live.erase(std::remove_if(live.begin(), live.end(), [&](const LiveEntry& a) { return a.device == kDead; }),
+             live.end());
+  live.insert(live.end(), added.begin(), added.end());
+  std::sort(live.begin(), live.end(), [](const LiveEntry& a, const LiveEntry& b) {
+    return a.size != b.size ? a.size > b.size : a.seq < b.seq;
+  });
+  std::map<int, uint64_t> live_by_device;
+  uint64_t live_bytes = 0, live_count = 0;
+  for (const auto& a : live) {
+    if (MemoryType(a.memory_type) == MemoryType::kMapping) continue;
+    live_by_device[a.device] += a.size;
+    live_bytes += a.size;
+    ++live_count;
+    if (a.stack_id) stack_ids.push_back(a.stack_id);
   }
 
   // --- allocations.json

@@ -12,10 +12,40 @@
 dlsym:
         .cfi_startproc
         testq   %rdi, %rdi              /* RTLD_DEFAULT == 0 */
-        je      .Lpseudo
+        je      .Ldefault
         cmpq    $-1, %rdi               /* RTLD_NEXT == -1 */
         je      .Lpseudo
         jmp     gpumemrec_dlsym_explicit
+.Ldefault:
+        /* RTLD_DEFAULT and one of our hooked names: the global scope's answer
+         * is our own export even when no GPU library defines the function
+         * (hardening: a program probing for a function must not find one
+         * only because we are loaded). gpumemrec_dlsym_default_fixup(name,
+         * &out) answers 1 with *out set, or 0: ask glibc (tail jump). */
+        pushq   %rdi
+        .cfi_adjust_cfa_offset 8
+        pushq   %rsi
+        .cfi_adjust_cfa_offset 8
+        subq    $24, %rsp
+        .cfi_adjust_cfa_offset 24
+        movq    %rsi, %rdi
+        movq    %rsp, %rsi
+        call    gpumemrec_dlsym_default_fixup
+        testl   %eax, %eax
+        jne     .Lhandled
+        addq    $24, %rsp
+        .cfi_adjust_cfa_offset -24
+        popq    %rsi
+        .cfi_adjust_cfa_offset -8
+        popq    %rdi
+        .cfi_adjust_cfa_offset -8
+        jmp     .Lpseudo
+.Lhandled:
+        .cfi_adjust_cfa_offset 40
+        movq    (%rsp), %rax
+        addq    $40, %rsp
+        .cfi_adjust_cfa_offset -40
+        ret
 .Lpseudo:
         movq    gpumemrec_real_dlsym_ptr(%rip), %rax
         testq   %rax, %rax

@@ -24,4 +24,26 @@ __attribute__((visibility("hidden"))) void* gpumemrec_dlsym_explicit(void* handl
   return gpumemrec::swap_dlsym_result(name, addr);
 }
 
+// dlsym(RTLD_DEFAULT, name), called from dlsym_hook.S. Returns 0 when glibc
+// should answer (tail jump, exact caller semantics); 1 with *out set when the
+// answer would be one of our wrappers: then it is the wrapper if the real
+// function exists somewhere, and NULL (with glibc's own dlerror() message) if
+// only our export defines the name.
+__attribute__((visibility("hidden"))) int gpumemrec_dlsym_default_fixup(const char* name, void** out) {
+  gpumemrec::HookId id;
+  if (!name || !gpumemrec::find_hook(name, &id)) return 0;
+  gpumemrec::DlsymFn real = gpumemrec::real_dlsym();
+  if (!real) return 0;
+  void* global = real(RTLD_DEFAULT, name);  // from here: the global scope, where a preload sits
+  void* wrapper = gpumemrec::hook_info(id).wrapper;
+  if (global != wrapper) return 0;
+  if (gpumemrec::real_function(id)) {
+    *out = wrapper;
+    return 1;
+  }
+  (void)real(RTLD_NEXT, name);  // not found after us either: sets dlerror()
+  *out = nullptr;
+  return 1;
+}
+
 }  // extern "C"

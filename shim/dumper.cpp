@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,13 +13,16 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <new>
 #include <string>
 #include <vector>
 
 #include "shim/bundle_writer.h"
 #include "shim/clock.h"
+#include "shim/dump_memory.h"
 #include "shim/log.h"
 #include "shim/recorder.h"
+#include "shim/signal_dump.h"
 #include "shim/symbolizer.h"
 
 namespace gpumemrec {
@@ -80,13 +84,51 @@ int open_dump_dir(const std::string& dir, std::string* why) {
   return fd;
 }
 
-void remove_tree(int dirfd, const std::string& name, const std::vector<std::string>& files) {
-  int fd = openat(dirfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+// Removes the temporary bundle directory `name` and everything in it, without
+// allocating (getdents64 into a stack buffer): this runs when the dump failed,
+// possibly because memory ran out.
+void remove_tmp_bundle(int dirfd, const char* name) {
+  int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd >= 0) {
-    for (auto& f : files) unlinkat(fd, f.c_str(), 0);
+    alignas(8) char buf[4096];
+    for (int pass = 0; pass < 64; ++pass) {
+      lseek(fd, 0, SEEK_SET);
+      long n = syscall(SYS_getdents64, fd, buf, sizeof buf);
+      if (n <= 0) break;
+      bool removed = false;
+      for (long off = 0; off < n;) {
+        struct Dirent64 {
+          uint64_t ino;
+          int64_t off;
+          unsigned short reclen;
+          unsigned char type;
+          char name[1];
+        };
+        auto* d = reinterpret_cast<Dirent64*>(buf + off);
+        if (std::strcmp(d->name, ".") != 0 && std::strcmp(d->name, "..") != 0)
+          removed |= unlinkat(fd, d->name, 0) == 0;
+        off += d->reclen;
+      }
+      if (!removed) break;
+    }
     close(fd);
   }
-  unlinkat(dirfd, name.c_str(), AT_REMOVEDIR);
+  unlinkat(dirfd, name, AT_REMOVEDIR);
+}
+
+// One line on stderr that needs no memory at all (when even formatting the
+// warning failed).
+void raw_stderr(const char* a, const char* b = "", const char* c = "") {
+  for (const char* s : {"gpumemrec: warning: ", a, b, c, "\n"}) {
+    size_t left = std::strlen(s);
+    while (left > 0) {
+      ssize_t n = write(2, s, left);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return;
+      s += n;
+      left -= size_t(n);
+    }
+  }
 }
 
 // Removes a whole bundle directory (only regular files inside, as we write).
@@ -200,6 +242,7 @@ void dumper_init(Recorder* r) {
     g_buffer.size = kWriteBufferBytes;
   }
   g_symbolizer = new (std::nothrow) Symbolizer();
+  if (!dump_memory_init(kDumpArenaBytes)) GM_DEBUG("no emergency memory for the dump path");
   (void)r;
 }
 
@@ -241,6 +284,7 @@ void dumper_start(Recorder* r) {
     std::atexit(exit_dump);
   }
   if (!r->cfg.follow_exec) drop_self_from_ld_preload();
+  signal_dump_start(r);
 }
 
 void dumper_on_failure(Recorder* r, const FailureInfo& f) {
@@ -267,72 +311,96 @@ bool dump_now(Recorder* r, DumpReason reason, const FailureInfo* f) {
     return false;
   }
   const int saved_errno = errno;
+  // From here on the shim's operator new may fall back to the emergency
+  // arena when malloc fails (the host may be short of memory too).
+  DumpMemoryScope memory_scope;
   bool ok = false;
+  bool tmp_created = false;
+  char tmp_name[192] = "";
+  int dirfd = -1;
   std::string why;
-  int dirfd = open_dump_dir(r->cfg.dir, &why);
-  if (dirfd < 0) {
-    if (!g_dir_warned.exchange(true)) {
-      if (f) GM_WARN("{}; cannot write a bundle: {} (said once; carrying on)", describe_failure(*f), why);
-      else GM_WARN("cannot write a bundle: {} (said once; carrying on)", why);
-    }
-  } else {
-    const uint64_t now = realtime_ns();
-    const Backend backend = f ? hook_backend(f->api) : Backend::kCuda;
-    const int seq = g_dump_seq.fetch_add(1) + 1;
-    BundleInput in;
-    in.recorder = r;
-    in.reason = reason;
-    in.failure = f;
-    in.backend = backend;
-    in.bundle_name = make_bundle_name(now, backend, seq);
-    in.created_ns = now;
-    try {
-      in.devices = query_devices(backend, f ? f->device : -1);
-      if (backend == Backend::kCuda) in.gpu_processes = query_gpu_processes(f ? f->device : 0);
-    } catch (...) {
-    }
-    const std::string tmp = ".tmp-" + in.bundle_name;
-    std::vector<std::string> files;
-    if (mkdirat(dirfd, tmp.c_str(), 0700) != 0) {
-      why = "cannot create " + r->cfg.dir + "/" + tmp + ": " + std::strerror(errno);
-    } else {
-      int tfd = openat(dirfd, tmp.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-      if (tfd < 0) {
-        why = "cannot open " + tmp + ": " + std::strerror(errno);
-      } else {
-        try {
-          ok = write_bundle_files(tfd, in, *g_symbolizer, g_buffer, &files, &why);
-        } catch (const std::exception& e) {
-          why = std::string("out of memory while writing (") + e.what() + ")";
-          ok = false;
-        } catch (...) {
-          why = "unexpected error while writing";
-          ok = false;
-        }
-        if (ok) fsync(tfd);
-        close(tfd);
-        if (ok && renameat(dirfd, tmp.c_str(), dirfd, in.bundle_name.c_str()) != 0) {
-          why = "cannot rename the bundle into place: " + std::string(std::strerror(errno));
-          ok = false;
-        }
+  try {
+    dirfd = open_dump_dir(r->cfg.dir, &why);
+    if (dirfd < 0) {
+      if (!g_dir_warned.exchange(true)) {
+        if (f) GM_WARN("{}; cannot write a bundle: {} (said once; carrying on)", describe_failure(*f), why);
+        else GM_WARN("cannot write a bundle: {} (said once; carrying on)", why);
       }
-      if (!ok) remove_tree(dirfd, tmp, files);
-    }
-    if (ok) {
-      fsync(dirfd);
+    } else {
+      const uint64_t now = realtime_ns();
+      const Backend backend = f ? hook_backend(f->api) : Backend::kCuda;
+      const int seq = g_dump_seq.fetch_add(1) + 1;
+      BundleInput in;
+      in.recorder = r;
+      in.reason = reason;
+      in.failure = f;
+      in.backend = backend;
+      in.bundle_name = make_bundle_name(now, backend, seq);
+      in.created_ns = now;
       try {
-        prune(dirfd, r->cfg, in.bundle_name);
+        in.devices = query_devices(backend, f ? f->device : -1);
+        if (backend == Backend::kCuda) in.gpu_processes = query_gpu_processes(f ? f->device : 0);
       } catch (...) {
       }
-      std::string path = r->cfg.dir + "/" + in.bundle_name;
-      if (f) GM_WARN("{}; bundle: {}", describe_failure(*f), path);
-      else GM_WARN("{} dump written: {}", dump_reason_name(reason), path);
-    } else {
-      if (f) GM_WARN("{}; could not write the bundle: {} (nothing left behind)", describe_failure(*f), why);
-      else GM_WARN("could not write the {} bundle: {} (nothing left behind)", dump_reason_name(reason), why);
+      std::snprintf(tmp_name, sizeof tmp_name, ".tmp-%s", in.bundle_name.c_str());
+      std::vector<std::string> files;
+      files.reserve(16);
+      if (mkdirat(dirfd, tmp_name, 0700) != 0) {
+        why = "cannot create " + r->cfg.dir + "/" + tmp_name + ": " + std::strerror(errno);
+      } else {
+        tmp_created = true;
+        int tfd = openat(dirfd, tmp_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (tfd < 0) {
+          why = std::string("cannot open ") + tmp_name + ": " + std::strerror(errno);
+        } else {
+          try {
+            ok = write_bundle_files(tfd, in, *g_symbolizer, g_buffer, &files, &why);
+          } catch (const std::bad_alloc&) {
+            why = "out of memory while writing";
+            ok = false;
+          } catch (const std::exception& e) {
+            why = std::string("error while writing (") + e.what() + ")";
+            ok = false;
+          } catch (...) {
+            why = "unexpected error while writing";
+            ok = false;
+          }
+          if (ok) fsync(tfd);
+          close(tfd);
+          if (ok && renameat(dirfd, tmp_name, dirfd, in.bundle_name.c_str()) != 0) {
+            why = "cannot rename the bundle into place: " + std::string(std::strerror(errno));
+            ok = false;
+          }
+          if (ok) tmp_created = false;
+        }
+      }
+      if (!ok && tmp_created) {
+        remove_tmp_bundle(dirfd, tmp_name);
+        tmp_created = false;
+      }
+      if (ok) {
+        fsync(dirfd);
+        try {
+          prune(dirfd, r->cfg, in.bundle_name);
+        } catch (...) {
+        }
+        std::string path = r->cfg.dir + "/" + in.bundle_name;
+        if (f) GM_WARN("{}; bundle: {}", describe_failure(*f), path);
+        else GM_WARN("{} dump written: {}", dump_reason_name(reason), path);
+      } else {
+        if (f) GM_WARN("{}; could not write the bundle: {} (nothing left behind)", describe_failure(*f), why);
+        else GM_WARN("could not write the {} bundle: {} (nothing left behind)", dump_reason_name(reason), why);
+      }
     }
-    close(dirfd);
+  } catch (...) {
+    // Out of memory outside the file writing (names, messages): clean up and
+    // say so without allocating.
+    if (tmp_created && dirfd >= 0) remove_tmp_bundle(dirfd, tmp_name);
+    ok = false;
+    raw_stderr("could not write the ", dump_reason_name(reason),
+               " bundle: out of memory (nothing left behind)");
   }
+  if (dirfd >= 0) close(dirfd);
   g_dumping.store(false, std::memory_order_release);
   errno = saved_errno;
   return ok;
@@ -341,10 +409,17 @@ bool dump_now(Recorder* r, DumpReason reason, const FailureInfo* f) {
 void dumper_atfork_prepare() {}
 void dumper_atfork_parent() {}
 void dumper_atfork_child() {
-  // A dump in progress in another thread of the parent does not exist here.
+  // Another thread may have been logging at the fork: its lock is gone with it.
+  log_reset_after_fork();
+  // A dump in progress in another thread of the parent does not exist here;
+  // the symbolizer it was using may be half-updated: start a new one.
+  if (g_dumping.load()) {
+    if (Symbolizer* fresh = new (std::nothrow) Symbolizer()) g_symbolizer = fresh;
+  }
   g_dumping.store(false);
   g_last_failure_mono.store(0);
   g_dump_seq.store(0);
+  signal_dump_atfork_child();
 }
 
 }  // namespace gpumemrec

@@ -12,6 +12,11 @@
 #define RAPIDJSON_HAS_STDSTRING 1
 #include <rapidjson/writer.h>
 
+#include <cstdlib>
+#include <new>
+
+#include "shim/dump_memory.h"
+
 namespace gpumemrec {
 
 class FdOut {
@@ -69,6 +74,39 @@ class FdOut {
   int error_ = 0;
 };
 
-using JsonWriter = rapidjson::Writer<FdOut>;
+// The writer's nesting stack: malloc, or the dump path's emergency arena when
+// malloc fails (rapidjson's default CrtAllocator does not check for NULL:
+// a host out-of-memory during a dump crashed the program). Throws
+// std::bad_alloc when both are exhausted; the dumper catches it and removes
+// the half-written bundle.
+struct DumpJsonAllocator {
+  static const bool kNeedFree = true;
+  void* Malloc(size_t size) {
+    if (!size) return nullptr;
+    if (void* p = std::malloc(size)) return p;
+    if (void* p = dump_memory_alloc(size)) return p;
+    throw std::bad_alloc();
+  }
+  void* Realloc(void* old, size_t old_size, size_t new_size) {
+    if (new_size == 0) {
+      Free(old);
+      return nullptr;
+    }
+    if (old && !dump_memory_owns(old)) {
+      if (void* p = std::realloc(old, new_size)) return p;
+    }
+    void* p = Malloc(new_size);
+    if (old) {
+      std::memcpy(p, old, old_size < new_size ? old_size : new_size);
+      Free(old);
+    }
+    return p;
+  }
+  static void Free(void* p) {
+    if (p && !dump_memory_owns(p)) std::free(p);
+  }
+};
+
+using JsonWriter = rapidjson::Writer<FdOut, rapidjson::UTF8<>, rapidjson::UTF8<>, DumpJsonAllocator>;
 
 }  // namespace gpumemrec

@@ -12,6 +12,9 @@ namespace gpumemrec {
 
 void log_init(const std::string& level);
 spdlog::logger* log_get();
+// In a fork child: another thread of the parent may have held the logger's
+// lock at the fork; start over with a new logger (the old one is leaked).
+void log_reset_after_fork();
 
 }  // namespace gpumemrec
 

@@ -14,6 +14,7 @@
 #include "shim/dumper.h"
 #include "shim/log.h"
 #include "shim/hook_helpers.h"
+#include "shim/privilege.h"
 #include "shim/python_stack.h"
 #include "shim/stack_capture.h"
 
@@ -56,6 +57,13 @@ void atfork_child() {
 }
 
 void do_init() {
+  // setuid/setgid/capabilities: never record, never write files as the
+  // program's owner. Checked here, not only in the constructor: a hook can
+  // run (and initialise us) before our constructor does.
+  if (process_is_privileged()) {
+    g_init_state.store(kDisabled, std::memory_order_release);
+    return;
+  }
   std::vector<std::string> warnings;
   Config cfg = parse_config_from_environment(&warnings);
   log_init(cfg.log_level);
@@ -112,7 +120,7 @@ Recorder* ensure_init() {
 }
 
 __attribute__((constructor)) void gpumemrec_constructor() {
-  if (getuid() != geteuid() || getgid() != getegid()) {
+  if (process_is_privileged()) {
     // setuid/setgid program: never record, never write files as its owner.
     g_init_state.store(kDisabled, std::memory_order_release);
     return;
@@ -260,9 +268,11 @@ void record_alloc_failure(HookId api, int device, uint64_t size, uint64_t stream
 PendingFree begin_free(uint64_t key, MemoryType type) {
   PendingFree p;
   Recorder* r = g_recorder;
-  if (key == 0) return p;
-  LiveTable& table = type == MemoryType::kPhysical ? r->handles : r->live;
-  p.known = table.remove(key, &p.entry);
+  if (key != 0) {
+    LiveTable& table = type == MemoryType::kPhysical ? r->handles : r->live;
+    p.known = table.remove(key, &p.entry);
+  }
+  p.seq = r->ring.claim();  // after the removal, before the real free
   return p;
 }
 
@@ -280,7 +290,7 @@ void end_free(HookId api, const PendingFree& pending, uint64_t key, int device_h
     LiveTable& table = mt == MemoryType::kPhysical ? r->handles : r->live;
     table.insert(pending.entry);
   }
-  e.seq = r->ring.claim();
+  e.seq = pending.seq;
   fill(e, api, result == 0 ? EventKind::kFree : EventKind::kFreeFailed, mt, device, key, size, stream, t0_ns, t1,
        result, stack);
   e.live_after = (result == 0 && pending.known) ? add_live(r, device, -int64_t(size)) : current_live(r, device);

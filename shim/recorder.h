@@ -78,9 +78,13 @@ void record_alloc_failure(HookId api, int device, uint64_t size, uint64_t stream
 
 // Frees: the entry leaves the live table BEFORE the real free, so the driver
 // cannot hand the same address to another thread while we still list it.
+// The free's sequence number is claimed here too, before the real free: a
+// thread that gets the same address from the driver afterwards must get a
+// later number, so events.json never shows the reuse before the free.
 struct PendingFree {
   bool known = false;
   LiveEntry entry;
+  uint64_t seq = 0;
 };
 PendingFree begin_free(uint64_t key, MemoryType type);
 void end_free(HookId api, const PendingFree& pending, uint64_t key, int device_hint, uint64_t stream, MemoryType type,
