@@ -1,0 +1,563 @@
+#!/usr/bin/env python3
+"""Hardening (docs/reliability.md): the recorder never changes what the
+program does, survives threads, fork, exec, signals, short memory, disk
+problems, bad configuration, and keeps its bundles private.
+
+Each case is one ctest test e2e.hardening.<case>. Sizes of the concurrency
+case: GPUMEMREC_HARDENING_ITERS (default 20000 per thread; the issue's full
+size is 100000)."""
+import json
+import os
+import re
+import resource
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+
+from gm_e2e import (BUILD, PRELOAD_PREFIX, SHIM, Bundle, Failure, base_env, check, check_live_matches_ledger, main,
+                    normalized, preload_env, program, run)
+
+SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+HARD = os.path.join(BUILD, "tests", "hardening")
+CHUNK = 16 << 20
+SANITIZED = bool(PRELOAD_PREFIX)
+
+
+def hard(name):
+    path = os.path.join(HARD, name)
+    check(os.path.exists(path), "missing " + path)
+    return path
+
+
+def hook_names():
+    text = open(os.path.join(SRC, "shim", "hook_list.h")).read()
+    return re.findall(r"^\s*X\((\w+),\s*\w+\)", text, re.M)
+
+
+def warnings_for(stderr, var):
+    return [l for l in stderr.splitlines() if (var + "=") in l]
+
+
+def all_bundles(r):
+    out = r.bundles()
+    alt = os.path.join(r.workdir, "gpumemrec-dumps")
+    if os.path.isdir(alt):
+        names = sorted(os.listdir(alt))
+        check(not any(n.startswith(".tmp") for n in names), "half-written bundle left behind: %s" % names)
+        out += [os.path.join(alt, n) for n in names if n.startswith("oom_dump_")]
+    return [Bundle(b) for b in out]
+
+
+def no_tmp_left(d):
+    if os.path.isdir(d):
+        left = [n for n in os.listdir(d) if n.startswith(".tmp")]
+        check(not left, "temporary bundle left behind in %s: %s" % (d, left))
+
+
+# ---------------------------------------------------------------- 1. fidelity
+def fidelity_all():
+    argv = [hard("fidelity_calls")]
+    a = run(argv, preload=False, capacity=64 << 20)
+    b = run(argv, preload=True, capacity=64 << 20, env_extra={"GPUMEMREC_EPISODE_MS": "0"})
+    check(a.rc == 0 and b.rc == 0, "exit codes %d / %d\n%s" % (a.rc, b.rc, b.stderr[-1500:]))
+    la, lb = a.stdout.splitlines(), b.stdout.splitlines()
+    diffs = [(x, y) for x, y in zip(la, lb) if x != y]
+    check(len(la) == len(lb) and not diffs, "calls differ with the shim (without -> with):\n%s" %
+          "\n".join("  %s\n  %s" % d for d in diffs[:20]) + ("\nline counts %d vs %d" % (len(la), len(lb))))
+    called = {l.split()[0] for l in la}
+    missing = [h for h in hook_names() if h not in called]
+    check(not missing, "hooked functions never called by fidelity_calls: %s" % missing)
+    for case in ("ok", "size0", "null_out", "oom", "double_free", "unknown_ptr"):
+        check(any((" %s " % case) in l for l in la), "no %s case in the output" % case)
+    check(b.bundles(), "the shim wrote no bundle for the OOM cases")
+
+
+# ---------------------------------------------------------------- 2. concurrency
+SEQ_RE = re.compile(rb'"seq":(\d+)')
+TYPE_RE = re.compile(rb'"event_type":"(\w+)"')
+
+
+def event_stream(bundle):
+    with open(os.path.join(bundle.path, "events.json"), "rb") as f:
+        data = f.read()
+    return data
+
+
+def check_consistent(b):
+    """A bundle written while other threads kept allocating is internally
+    consistent: (1) every stack id referenced exists in stacks.json; (2) every
+    allocation listed was made before the cut (its seq < the first seq not in
+    the bundle); (3) replaying events.json never contradicts
+    allocations.json: an address whose last event in the bundle is a
+    successful allocation is listed live with that seq, one whose last event
+    is a successful free is not listed; (4) holes in the sequence numbers
+    (events still being written at the cut) are few and at the very end."""
+    b.check_well_formed()  # stacks, live_bytes == sum, counts
+    events = b.events
+    allocs = b.allocations
+    total = b.metadata["total_event_count"]
+    cut = total + 1
+    for a in allocs:
+        check(a["seq"] < cut, "allocation seq %d after the cut %d" % (a["seq"], cut))
+    live = {(a["memory_type"] == "physical", a["address"]): a for a in allocs}
+    last = {}
+    for e in events:
+        if e["memory_type"] == "mapping" or e["address"] == 0:
+            continue
+        if e["event_type"] in ("allocation", "deallocation"):
+            last[(e["memory_type"] == "physical", e["address"])] = e
+    bad = []
+    for key, e in last.items():
+        if e["event_type"] == "allocation":
+            a = live.get(key)
+            if not a or a["seq"] != e["seq"] or a["size"] != e["size"]:
+                bad.append("allocation seq %d at %#x not listed live (listed: %s)" % (e["seq"], key[1], a))
+        elif key in live and live[key]["seq"] < e["seq"]:
+            bad.append("address %#x freed at seq %d but listed live (seq %d)" % (key[1], e["seq"], live[key]["seq"]))
+    check(not bad, "bundle %s inconsistent (%d problems):\n  %s" % (b.name, len(bad), "\n  ".join(bad[:8])))
+    seqs = [e["seq"] for e in events]
+    if seqs:
+        holes = set(range(seqs[0], cut)) - set(seqs)
+        check(len(holes) <= 32, "%d holes in the ring at the cut" % len(holes))
+    return len(events)
+
+
+def concurrency():
+    iters = int(os.environ.get("GPUMEMREC_HARDENING_ITERS", "20000"))
+    threads = 16
+    ring = 1 << max(16, (threads * iters * 2).bit_length())
+    t0 = time.time()
+    r = run([program("mt_alloc"), str(threads), str(iters), str(1 << 20)], capacity=48 << 20, timeout=900,
+            env_extra={"GPUMEMREC_DUMP_AT_EXIT": "1", "GPUMEMREC_RING_EVENTS": str(min(ring, 1 << 25)),
+                       "GPUMEMREC_EPISODE_MS": "100000", "GPUMEMREC_MAX_DUMPS": "3", "GPUMEMREC_MAX_TOTAL_MB": "0",
+                       "GPUMEMREC_STACK_DEPTH": "8"})
+    elapsed = time.time() - t0
+    check(r.rc == 0, "mt_alloc exited %d: %s" % (r.rc, r.stderr[-800:]))
+    total_line = [l for l in r.stdout.splitlines() if l.startswith("TOTAL ")]
+    check(total_line, "no TOTAL line")
+    tot = {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", total_line[0])}
+    check(tot["ooms"] > 0, "no OOMs injected (capacity too large?)")
+    bundles = all_bundles(r)
+    exits = [b for b in bundles if b.manifest["reason"] == "exit"]
+    mids = [b for b in bundles if b.manifest["reason"] == "oom"]
+    check(len(exits) == 1, "expected one exit bundle, found %d" % len(exits))
+    check(mids, "no OOM bundle written while the threads ran")
+    e = exits[0]
+    check_live_matches_ledger(e, r.ledger())
+    data = event_stream(e)
+    seqs = [int(x) for x in SEQ_RE.findall(data)]
+    total = e.metadata["total_event_count"]
+    check(seqs == list(range(1, total + 1)), "ring seq numbers have holes (%d events, total %d)" % (len(seqs), total))
+    kinds = {}
+    for k in TYPE_RE.findall(data):
+        kinds[k] = kinds.get(k, 0) + 1
+    check(kinds.get(b"allocation", 0) == tot["allocs"], "allocation events %d != program's allocs %d" %
+          (kinds.get(b"allocation", 0), tot["allocs"]))
+    check(kinds.get(b"deallocation", 0) == tot["frees"], "free events %d != program's frees %d" %
+          (kinds.get(b"deallocation", 0), tot["frees"]))
+    check(kinds.get(b"oom", 0) == tot["ooms"], "oom events %d != program's ooms %d" % (kinds.get(b"oom", 0), tot["ooms"]))
+    for b in mids[:3]:
+        check_consistent(b)
+    print("concurrency: %d threads x %d iterations: %.1f s, %d events, %d mid-run bundles" %
+          (threads, iters, elapsed, total, len(mids)))
+
+
+def dump_while_running():
+    """Signal dumps taken while 8 threads allocate are consistent."""
+    env = base_env(48 << 20)
+    workdir = tempfile.mkdtemp(prefix="gpumemrec-hard-")
+    dumpdir = os.path.join(workdir, "dumps")
+    env.update({"LD_PRELOAD": preload_env(), "GPUMEMREC_DIR": dumpdir, "GPUMEMREC_DUMP_SIGNAL": "USR2",
+                "GPUMEMREC_MAX_DUMPS": "0", "GPUMEMREC_MAX_TOTAL_MB": "0", "GPUMEMREC_EPISODE_MS": "100000",
+                "GPUMEMREC_RING_EVENTS": "4194304", "GPUMEMREC_STACK_DEPTH": "8"})
+    p = subprocess.Popen([program("mt_alloc"), "8", "40000", str(1 << 20)], env=env, cwd=workdir,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    sent = 0
+    time.sleep(0.2)
+    while p.poll() is None and sent < 5:
+        p.send_signal(signal.SIGUSR2)
+        sent += 1
+        time.sleep(0.3)
+    out, err = p.communicate(timeout=300)
+    check(p.returncode == 0, "mt_alloc exited %d: %s" % (p.returncode, err[-800:]))
+    no_tmp_left(dumpdir)
+    sig = [Bundle(os.path.join(dumpdir, n)) for n in sorted(os.listdir(dumpdir)) if n.startswith("oom_dump_")]
+    sig = [b for b in sig if b.manifest["reason"] == "signal"]
+    check(sig, "no signal bundle (sent %d signals)\n%s" % (sent, err[-1000:]))
+    for b in sig:
+        check_consistent(b)
+    shutil.rmtree(workdir, ignore_errors=True)
+
+
+# ---------------------------------------------------------------- 3. fork and exec
+def fork_threads():
+    if "tsan" in PRELOAD_PREFIX:
+        return "skip"  # TSan does not support threads started in a child of a multi-threaded fork
+    r = run([hard("fork_stress"), "4", "12"], capacity=64 << 20, timeout=240,
+            env_extra={"GPUMEMREC_EPISODE_MS": "200", "GPUMEMREC_MAX_DUMPS": "0", "GPUMEMREC_MAX_TOTAL_MB": "0",
+                       "GPUMEMREC_DUMP_SIGNAL": "USR2"})
+    check(r.rc == 0 and "DONE hung=0 bad=0" in r.stdout, "fork_stress: rc %d\n%s\n%s" % (r.rc, r.stdout[-1500:],
+                                                                                        r.stderr[-1500:]))
+    pids = [int(m) for m in re.findall(r"CHILD pid=(\d+) status=0", r.stdout)]
+    check(len(pids) == 12, "expected 12 children: %s" % r.stdout)
+    by_pid = {}
+    for b in all_bundles(r):
+        by_pid.setdefault(b.manifest["pid"], []).append(b)
+    for pid in pids:
+        bs = [b for b in by_pid.get(pid, []) if b.manifest["backend"] == "hip"]
+        check(len(bs) == 1, "child %d wrote %d hip bundles" % (pid, len(bs)))
+        b = bs[0]
+        b.check_well_formed()
+        check(b.metadata["api"] == "hipMalloc" and b.json("environment.json")["pid"] == pid, "wrong bundle content")
+        check("_%d_hip_1" % pid in b.name, "child bundle name %s lacks its pid / seq 1" % b.name)
+
+
+def follow_exec(on):
+    def case():
+        target = [program("rt_linked"), "cudaMalloc", str(CHUNK)]
+        base = run(target, preload=False)
+        r = run([hard("exec_child")] + target, env_extra={"GPUMEMREC_FOLLOW_EXEC": on})
+        check(r.rc == base.rc, "exit code %d vs %d" % (r.rc, base.rc))
+        lines = r.stdout.splitlines()
+        check(lines and lines[0] == "PARENT rc=0 preload_has_shim=%s" % on, "exec_child said %s" % lines[:1])
+        check(normalized("\n".join(lines[1:]) + "\n") == normalized(base.stdout), "exec'd program output differs")
+        bundles = r.bundles()
+        if on == "1":
+            check(len(bundles) == 1, "FOLLOW_EXEC=1: the exec'd program wrote %d bundles" % len(bundles))
+        else:
+            check(not bundles, "FOLLOW_EXEC=0: the exec'd program still recorded")
+    return case
+
+
+def python_mp(method):
+    def case():
+        if SANITIZED:
+            return "skip"  # the interpreter itself is not instrumented
+        script = os.path.join(SRC, "tests", "hardening", "mp_children.py")
+        r = run([sys.executable, script, method, "3"], capacity=64 << 20, timeout=120,
+                env_extra={"GPUMEMREC_MAX_DUMPS": "0", "GPUMEMREC_MAX_TOTAL_MB": "0"})
+        check(r.rc == 0, "mp_children %s exited %d\n%s\n%s" % (method, r.rc, r.stdout, r.stderr[-2000:]))
+        pids = [int(p) for p in re.findall(r"CHILD pid=(\d+) rc=2", r.stdout)]
+        check(len(pids) == 3, "children: %s" % r.stdout)
+        got = {b.manifest["pid"] for b in all_bundles(r)}
+        for pid in pids:
+            check(pid in got, "child %d wrote no bundle (bundles from %s)" % (pid, sorted(got)))
+    return case
+
+
+# ---------------------------------------------------------------- 4. signal and exit dumps
+def signal_dump():
+    r = run([hard("signal_prog"), "none"], env_extra={"GPUMEMREC_DUMP_SIGNAL": "USR2"})
+    check(r.rc == 0, "signal_prog exited %d (the signal should have been taken by the shim)\n%s" % (r.rc, r.stderr))
+    b = r.only_bundle()
+    b.check_well_formed()
+    check(b.manifest["reason"] == "signal" and b.metadata["reason"] == "signal", "reason %s" % b.manifest["reason"])
+    check(len(b.allocations) == 3 and all(a["size"] == 1 << 20 for a in b.allocations), "allocations %s" %
+          b.allocations)
+    check(b.metadata["api"] is None, "a signal bundle names no failed call")
+    # Several signals: several bundles, no OOM needed.
+    r = run([hard("signal_prog"), "none", str(int(signal.SIGUSR2)), "3"],
+            env_extra={"GPUMEMREC_DUMP_SIGNAL": "SIGUSR2", "GPUMEMREC_MAX_DUMPS": "0"})
+    check(len(r.bundles()) == 3, "3 signals, %d bundles" % len(r.bundles()))
+
+
+def signal_off_by_default():
+    a = run([hard("signal_prog"), "none"], preload=False)
+    b = run([hard("signal_prog"), "none"])
+    check(a.rc == b.rc == -signal.SIGUSR2, "without GPUMEMREC_DUMP_SIGNAL SIGUSR2 must keep its default action "
+          "(rc %d without the shim, %d with)" % (a.rc, b.rc))
+    check(not b.bundles(), "bundle written without GPUMEMREC_DUMP_SIGNAL")
+
+
+def signal_program_handler_after():
+    env = {"GPUMEMREC_DUMP_SIGNAL": "USR2"}
+    a = run([hard("signal_prog"), "own_after"], preload=False, env_extra=env)
+    b = run([hard("signal_prog"), "own_after"], env_extra=env)
+    check(a.rc == b.rc == 0 and a.stdout == b.stdout, "program output differs:\n%s\n---\n%s" % (a.stdout, b.stdout))
+    check("HANDLER count=1" in b.stdout, "the program's own handler did not run: " + b.stdout)
+    # Documented: the program's handler replaced ours, so no signal dump.
+    check(not b.bundles(), "a handler installed later by the program must win")
+
+
+def signal_program_ignores():
+    env = {"GPUMEMREC_DUMP_SIGNAL": "USR2"}
+    a = run([hard("signal_prog"), "ignore"], preload=False, env_extra=env)
+    b = run([hard("signal_prog"), "ignore"], env_extra=env)
+    check(a.rc == b.rc == 0 and a.stdout == b.stdout, "program output differs")
+
+
+def signal_chains_to_earlier_handler():
+    if SANITIZED:
+        return "skip"
+    lib = hard("libpreload_handler.so")
+    env = {"GPUMEMREC_DUMP_SIGNAL": "USR2"}
+    a = run([hard("signal_prog"), "none"], preload=lib, env_extra=env)
+    b = run([hard("signal_prog"), "none"], preload=preload_env(SHIM, lib), env_extra=env)
+    check(a.rc == 0 and "PRELOAD_HANDLER count=1" in a.stdout, "baseline: %d %s" % (a.rc, a.stdout))
+    check(b.rc == 0 and a.stdout == b.stdout, "with the shim: rc %d\n%s" % (b.rc, b.stdout))
+    check(len(b.bundles()) == 1, "the shim's signal dump did not happen alongside the earlier handler")
+
+
+def exit_dump():
+    argv = [program("rt_linked"), "cudaMalloc", str(CHUNK)]
+    a = run(argv, preload=False)
+    b = run(argv, env_extra={"GPUMEMREC_DUMP_AT_EXIT": "1", "GPUMEMREC_MAX_DUMPS": "0"})
+    check(a.rc == b.rc and normalized(a.stdout) == normalized(b.stdout), "output differs with DUMP_AT_EXIT")
+    reasons = sorted(x.manifest["reason"] for x in all_bundles(b))
+    check(reasons == ["exit", "oom"], "reasons %s" % reasons)
+    e = [x for x in all_bundles(b) if x.manifest["reason"] == "exit"][0]
+    e.check_well_formed()
+    check_live_matches_ledger(e, b.ledger())
+    check(e.allocations, "exit bundle lists no leaks although the program frees nothing")
+    c = run(argv)
+    check([x.manifest["reason"] for x in all_bundles(c)] == ["oom"], "exit bundle written without DUMP_AT_EXIT")
+
+
+# ---------------------------------------------------------------- 5. short host memory
+def lowmem_failmalloc():
+    if SANITIZED:
+        return "skip"  # the sanitizer allocators do not go through malloc
+    fm = hard("libfailmalloc.so")
+    argv = [hard("lowmem"), "failmalloc", str(64 << 20)]
+    a = run(argv, preload=fm, capacity=64 << 20)
+    b = run(argv, preload=preload_env(SHIM, fm), capacity=64 << 20)
+    check(a.rc == b.rc == 0, "exit codes %d / %d\n%s" % (a.rc, b.rc, b.stderr[-1500:]))
+    check(normalized(a.stdout) == normalized(b.stdout), "output differs:\n%s\n---\n%s" % (a.stdout, b.stdout))
+    check("OOM rc=2" in b.stdout, "no OOM: " + b.stdout)
+    check("HOST_FAILURES=some" in b.stderr, "the injector never refused anything: " + b.stderr)
+    bundle = b.only_bundle()  # written in spite of malloc failing, nothing half-written
+    bundle.check_well_formed()
+    check(bundle.metadata["reason"] == "oom", "reason")
+
+
+def lowmem_rlimit():
+    if SANITIZED:
+        return "skip"  # sanitizers reserve terabytes of address space
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (1536 << 20, 1536 << 20))
+    argv = [hard("lowmem"), "eat", str(64 << 20)]
+    a = run(argv, preload=False, capacity=64 << 20, preexec_fn=limit, timeout=120)
+    b = run(argv, capacity=64 << 20, preexec_fn=limit, timeout=120)
+    check(a.rc == b.rc == 0, "exit codes %d / %d\n%s" % (a.rc, b.rc, b.stderr[-1500:]))
+    check(normalized(a.stdout) == normalized(b.stdout), "output differs:\n%s\n---\n%s" % (a.stdout, b.stdout))
+    check("HOST exhausted" in b.stdout and "OOM rc=2" in b.stdout, b.stdout)
+    b.only_bundle().check_well_formed()
+
+
+# ---------------------------------------------------------------- 6. disk problems
+def disk_missing_dir():
+    r0 = run([program("rt_linked"), "cudaMalloc", str(CHUNK)], preload=False)
+    deep = os.path.join(r0.workdir, "a", "b", "c")
+    r = run([program("rt_linked"), "cudaMalloc", str(CHUNK)], env_extra={"GPUMEMREC_DIR": deep},
+            preexec_fn=lambda: os.umask(0))
+    check(os.path.isdir(deep), "dump directory not created")
+    for d in (os.path.join(r0.workdir, "a"), os.path.join(r0.workdir, "a", "b"), deep):
+        check(stat.S_IMODE(os.stat(d).st_mode) == 0o700, "%s created with mode %o" % (d, os.stat(d).st_mode))
+    names = [n for n in os.listdir(deep) if n.startswith("oom_dump_")]
+    check(len(names) == 1, "bundles in the created dir: %s" % names)
+    Bundle(os.path.join(deep, names[0])).check_well_formed()
+
+
+def disk_unwritable():
+    r0 = run(["true"], preload=False)
+    if os.geteuid() == 0:
+        # root ignores permission bits: a path below a regular file instead.
+        blocker = os.path.join(r0.workdir, "file")
+        open(blocker, "w").close()
+        d = os.path.join(blocker, "dumps")
+    else:
+        d = os.path.join(r0.workdir, "ro")
+        os.mkdir(d, 0o500)
+    argv = [program("rt_linked"), "cudaMalloc", str(CHUNK)]
+    a = run(argv, preload=False)
+    b = run(argv, env_extra={"GPUMEMREC_DIR": d})
+    check(a.rc == b.rc and normalized(a.stdout) == normalized(b.stdout), "program behaviour changed")
+    lines = [l for l in b.stderr.splitlines() if "cannot write a bundle" in l]
+    check(len(lines) == 1 and d in lines[0], "expected one clear warning naming %s:\n%s" % (d, b.stderr))
+
+
+def disk_full_fsize():
+    def limit():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (2048, 2048))
+    argv = [program("rt_linked"), "cudaMalloc", str(CHUNK)]
+    a = run(argv, preload=False, preexec_fn=limit)
+    b = run(argv, preexec_fn=limit)
+    check(a.rc == b.rc and normalized(a.stdout) == normalized(b.stdout), "program behaviour changed:\n%s" % b.stderr)
+    no_tmp_left(b.dumpdir)
+    check(not b.bundles(), "a bundle was written past RLIMIT_FSIZE?")
+    lines = [l for l in b.stderr.splitlines() if "could not write the bundle" in l]
+    check(len(lines) == 1 and "File too large" in lines[0] and "nothing left behind" in lines[0],
+          "expected one clear warning:\n%s" % b.stderr)
+
+
+def disk_full_tmpfs():
+    if os.geteuid() != 0 or not shutil.which("unshare"):
+        return "skip"
+    probe = subprocess.run(["unshare", "-m", "true"], capture_output=True)
+    if probe.returncode != 0:
+        return "skip"
+    r0 = run(["true"], preload=False)
+    d = os.path.join(r0.workdir, "small")
+    os.mkdir(d, 0o700)
+    argv = [program("rt_linked"), "cudaMalloc", str(CHUNK)]
+    inner = "mount -t tmpfs -o size=8k,mode=0700 gpumemrec-test %s && exec \"$@\"" % d
+    a = run(["unshare", "-m", "sh", "-c", inner, "sh"] + argv, preload=False)
+    if a.rc != 0 and "mount" in a.stderr:
+        return "skip"
+    b = run(["unshare", "-m", "sh", "-c", inner, "sh"] + argv, env_extra={"GPUMEMREC_DIR": d})
+    check(a.rc == b.rc and normalized(a.stdout) == normalized(b.stdout), "program behaviour changed:\n%s" % b.stderr)
+    lines = [l for l in b.stderr.splitlines() if "could not write the bundle" in l]
+    check(len(lines) == 1 and "No space left" in lines[0], "expected one clear warning:\n%s" % b.stderr)
+
+
+def disk_symlink():
+    r0 = run(["true"], preload=False)
+    target = os.path.join(r0.workdir, "victim")
+    os.mkdir(target, 0o700)
+    link = os.path.join(r0.workdir, "dumps-link")
+    os.symlink(target, link)
+    if os.geteuid() == 0:
+        os.lchown(link, 65534, 65534)  # planted by another user
+    argv = [program("rt_linked"), "cudaMalloc", str(CHUNK)]
+    a = run(argv, preload=False)
+    b = run(argv, env_extra={"GPUMEMREC_DIR": link})
+    check(a.rc == b.rc and normalized(a.stdout) == normalized(b.stdout), "program behaviour changed")
+    check(os.listdir(target) == [], "wrote through the symlink: %s" % os.listdir(target))
+    lines = [l for l in b.stderr.splitlines() if "symbolic link" in l]
+    check(len(lines) == 1, "expected one clear warning:\n%s" % b.stderr)
+
+
+# ---------------------------------------------------------------- 7. bad configuration
+VARS = ["DIR", "RING_EVENTS", "STACK_DEPTH", "EPISODE_MS", "MAX_DUMPS", "MAX_TOTAL_MB", "LOG_LEVEL", "DISABLE",
+        "PYTHON_STACKS", "LIMIT", "FAIL_AFTER", "DUMP_SIGNAL", "DUMP_AT_EXIT", "FOLLOW_EXEC"]
+BAD = {
+    # Any string is a valid directory name: DIR is bad only when empty or too long.
+    "malformed": {"RING_EVENTS": "lots", "STACK_DEPTH": "deep", "EPISODE_MS": "1e3", "MAX_DUMPS": "five",
+                  "MAX_TOTAL_MB": "12MB", "LOG_LEVEL": "loud", "DISABLE": "maybe", "PYTHON_STACKS": "2",
+                  "LIMIT": "huge", "FAIL_AFTER": "0x10", "DUMP_SIGNAL": "KILL", "DUMP_AT_EXIT": "sometimes",
+                  "FOLLOW_EXEC": "perhaps"},
+    "negative": {v: "-1" for v in VARS if v != "DIR"},
+    "huge": dict({v: "9" * 30 for v in VARS}, DIR="x" * 4000, LOG_LEVEL="x" * 4000, LIMIT="9" * 30 + "TiB"),
+    "empty": {v: "" for v in VARS},
+}
+DEFAULTS = {"ring_events": 65536, "stack_depth": 32, "episode_ms": 2000, "max_dumps": 5, "max_total_mb": 256,
+            "python_stacks": True}
+
+
+def bad_config(kind):
+    def case():
+        values = {"GPUMEMREC_" + k: v for k, v in BAD[kind].items()}
+        argv = [program("rt_linked"), "cudaMalloc", str(CHUNK)]
+        a = run(argv, preload=False)
+        b = run(argv, env_extra=values)
+        check(a.rc == b.rc, "exit code %d without the shim, %d with %s values" % (a.rc, b.rc, kind))
+        check(normalized(a.stdout) == normalized(b.stdout), "program output changed")
+        for var in values:
+            n = len(warnings_for(b.stderr, var))
+            check(n == 1, "expected one warning for %s=%r, got %d:\n%s" % (var, values[var][:40], n, b.stderr[-3000:]))
+            w = warnings_for(b.stderr, var)[0]
+            check("using the default" in w, "warning does not say what applies: " + w)
+        bundles = all_bundles(b)
+        check(len(bundles) == 1, "expected exactly one bundle (defaults: no exit dump), found %d" % len(bundles))
+        bd = bundles[0]
+        bd.check_well_formed()
+        check(bd.manifest["reason"] == "oom", "reason %s: LIMIT/FAIL_AFTER defaults not applied" % bd.manifest["reason"])
+        cfg = bd.json("environment.json")["config"]
+        for k, v in DEFAULTS.items():
+            check(cfg[k] == v, "config %s = %r, default is %r" % (k, cfg[k], v))
+        if "GPUMEMREC_DIR" in values:
+            check(cfg["dir"] == "./gpumemrec-dumps", "dir default not applied: %s" % cfg["dir"])
+        check(SHIM in bd.json("environment.json")["env"].get("LD_PRELOAD", ""), "FOLLOW_EXEC default not applied")
+    return case
+
+
+# ---------------------------------------------------------------- 8. security
+def security_permissions():
+    r = run([program("rt_linked"), "cudaMalloc", str(CHUNK)], preexec_fn=lambda: os.umask(0))
+    b = r.only_bundle()
+    b.check_well_formed()  # 0700 directory, 0600 files
+    check(stat.S_IMODE(os.stat(r.dumpdir).st_mode) == 0o700, "dump dir mode %o" % os.stat(r.dumpdir).st_mode)
+
+
+SECRETS = {"CUDA_AUTH_TOKEN": "s3cr3t-token-1", "NCCL_SECRET": "s3cr3t-nccl-2", "HIP_PASSWORD": "s3cr3t-pw-3",
+           "TF_API_KEY": "s3cr3t-key-4", "PYTORCH_CREDENTIALS": "s3cr3t-cred-5", "XLA_AUTH": "s3cr3t-auth-6",
+           "GPUMEMREC_TEST_passwd": "s3cr3t-lower-7", "MY_TOKEN": "s3cr3t-other-8", "AWS_SECRET_ACCESS_KEY":
+           "s3cr3t-aws-9"}
+
+
+def security_redaction():
+    r = run([program("rt_linked"), "cudaMalloc", str(CHUNK)], env_extra=SECRETS)
+    b = r.only_bundle()
+    env = b.json("environment.json")["env"]
+    for name in ("CUDA_AUTH_TOKEN", "NCCL_SECRET", "HIP_PASSWORD", "TF_API_KEY", "PYTORCH_CREDENTIALS", "XLA_AUTH",
+                 "GPUMEMREC_TEST_passwd"):
+        check(env.get(name) == "<redacted>", "%s not redacted: %r" % (name, env.get(name)))
+    for f in os.listdir(b.path):
+        data = open(os.path.join(b.path, f), "rb").read()
+        for v in SECRETS.values():
+            check(v.encode() not in data, "secret value %s appears in %s" % (v, f))
+
+
+def security_setuid():
+    """A hook that runs before the shim's constructor, in a process whose
+    effective uid differs from its real uid, must not initialise the
+    recorder (setuid_probe.c / setuid_early.c). Needs root."""
+    if os.geteuid() != 0:
+        return "skip"
+    early = hard("libsetuid_early.so")
+    dumps = tempfile.mkdtemp(prefix="gpumemrec-setuid-")
+    os.chmod(dumps, 0o777)  # writable by the effective uid: only the refusal keeps it empty
+    env = {"SETUID_EARLY": "1", "GPUMEMREC_DIR": os.path.join(dumps, "d"), "GPUMEMREC_LOG_LEVEL": "info"}
+    a = run([hard("setuid_probe")], preload=early, env_extra=env, capacity=64 << 20)
+    if a.rc == 77:
+        return "skip"
+    b = run([hard("setuid_probe")], preload=preload_env(SHIM, early), env_extra=env, capacity=64 << 20)
+    check(a.rc == b.rc == 0 and a.stdout == b.stdout, "behaviour changed:\n%s\n---\n%s\n%s" %
+          (a.stdout, b.stdout, b.stderr))
+    check("EARLY rc=2 euid=65534" in b.stdout and "PROBE allocs=4 rc=2" in b.stdout, "unexpected: " + b.stdout)
+    check(not os.path.exists(os.path.join(dumps, "d")), "the shim wrote in a privileged process: %s" %
+          os.listdir(dumps))
+    check("gpumemrec:" not in b.stderr, "the shim spoke in a privileged process: " + b.stderr)
+    # Contrast: the same run without the id change records as usual.
+    env["SETUID_EARLY"] = "0"
+    c = run([hard("setuid_probe")], preload=preload_env(SHIM, early), env_extra=env, capacity=64 << 20)
+    check(os.path.isdir(os.path.join(dumps, "d")), "contrast run wrote no bundle: " + c.stderr)
+    shutil.rmtree(dumps, ignore_errors=True)
+
+
+def security_no_network():
+    out = subprocess.run(["nm", "-D", "--undefined-only", SHIM], capture_output=True, text=True).stdout
+    imported = set(l.split()[-1].split("@")[0] for l in out.splitlines() if l.strip())
+    net = {"socket", "connect", "bind", "listen", "accept", "accept4", "sendto", "sendmsg", "send", "recv",
+           "recvfrom", "getaddrinfo", "gethostbyname", "socketpair"}
+    check(imported, "nm printed nothing")
+    check(not (imported & net), "the shim imports network functions: %s" % sorted(imported & net))
+    # And at run time: no socket open in the process after a dump.
+    r = run([hard("signal_prog"), "none"], env_extra={"GPUMEMREC_DUMP_SIGNAL": "USR2"})
+    check("SOCKETS n=0" in r.stdout, "sockets open after a dump: " + r.stdout)
+
+
+CASES = {
+    "fidelity_all": fidelity_all,
+    "concurrency": concurrency, "dump_while_running": dump_while_running,
+    "fork_threads": fork_threads, "follow_exec_1": follow_exec("1"), "follow_exec_0": follow_exec("0"),
+    "python_mp_fork": python_mp("fork"), "python_mp_spawn": python_mp("spawn"),
+    "signal_dump": signal_dump, "signal_off_by_default": signal_off_by_default,
+    "signal_program_handler_after": signal_program_handler_after, "signal_program_ignores": signal_program_ignores,
+    "signal_chains_to_earlier_handler": signal_chains_to_earlier_handler, "exit_dump": exit_dump,
+    "lowmem_failmalloc": lowmem_failmalloc, "lowmem_rlimit": lowmem_rlimit,
+    "disk_missing_dir": disk_missing_dir, "disk_unwritable": disk_unwritable, "disk_full_fsize": disk_full_fsize,
+    "disk_full_tmpfs": disk_full_tmpfs, "disk_symlink": disk_symlink,
+    "bad_config_malformed": bad_config("malformed"), "bad_config_negative": bad_config("negative"),
+    "bad_config_huge": bad_config("huge"), "bad_config_empty": bad_config("empty"),
+    "security_permissions": security_permissions, "security_redaction": security_redaction,
+    "security_setuid": security_setuid, "security_no_network": security_no_network,
+}
+
+if __name__ == "__main__":
+    sys.exit(main(CASES))
