@@ -8,6 +8,7 @@ PACKAGES=(
   libunwind-dev libdw-dev libelf-dev
   rapidjson-dev libspdlog-dev libfmt-dev libcli11-dev libsqlite3-dev
   libamdhip64-dev
+  clang libclang-rt-14-dev  # scripts/fuzz.sh: libFuzzer targets
 )
 # Optional: the HTML report test renders the page in Chromium.
 OPTIONAL=(chromium)

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# The unit and end-to-end suites under AddressSanitizer + UndefinedBehavior-
+# Sanitizer (build-asan) and ThreadSanitizer (build-tsan), then the fuzz
+# targets (scripts/fuzz.sh). scripts/test.sh runs this after the normal build.
+#
+# An instrumented libgpumemrec.so preloaded into a program needs the
+# sanitizer runtime first in LD_PRELOAD: tests/e2e/gm_e2e.py prepends
+# $GPUMEMREC_TEST_PRELOAD_PREFIX, set here.
+#   SANITIZERS="asan tsan" (default both), FUZZ_SECONDS (default 60), SKIP_FUZZ=1
+set -euo pipefail
+cd "$(dirname "$0")/.."
+JOBS=$(nproc 2>/dev/null || echo 2)
+WHICH=${SANITIZERS:-asan tsan}
+t_start=$(date +%s)
+# Only what the unit and e2e suites need (no benchmarks, no Python-stack matrix).
+TARGETS=(gpumemrec_shim gpumemrec_unittests gpumemrec_hardening_unittests gpumemrec_fakes
+         gpumemrec_test_programs gpumemrec_hardening_programs dlsym_next)
+TESTS='^(unit|e2e)\.'
+
+san_run() {  # san_run <name> <GPUMEMREC_SANITIZE> <runtime .so>
+  local name=$1 kind=$2 rt=$3 dir=build-$1
+  local t0; t0=$(date +%s)
+  echo "== $name: build ($dir)"
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUMEMREC_SANITIZE="$kind" \
+        -DGPUMEMREC_BUILD_BENCH=OFF >/dev/null
+  cmake --build "$dir" -j"$JOBS" --target "${TARGETS[@]}"
+  local prefix; prefix="$(gcc -print-file-name="$rt"):"
+  echo "== $name: tests ($TESTS)"
+  (cd "$dir" && env GPUMEMREC_TEST_PRELOAD_PREFIX="$prefix" "${@:4}" \
+     ctest -j"$JOBS" -R "$TESTS" --output-on-failure --timeout 600)
+  echo "== $name: $(( $(date +%s) - t0 )) s"
+}
+
+for s in $WHICH; do
+  case $s in
+    asan)
+      san_run asan address libasan.so \
+        ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:allow_user_segv_handler=1" \
+        UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" ;;
+    tsan)
+      # setarch -R: no address-space randomisation, which TSan's fixed memory
+      # layout needs on kernels with large vm.mmap_rnd_bits.
+      san_run tsan thread libtsan.so \
+        TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:die_after_fork=0:report_signal_unsafe=0" \
+        setarch "$(uname -m)" -R ;;
+    *) echo "unknown sanitizer $s" >&2; exit 2 ;;
+  esac
+done
+echo "== sanitizers: $(( $(date +%s) - t_start )) s"
+if [ "${SKIP_FUZZ:-0}" != 1 ]; then
+  t0=$(date +%s)
+  scripts/fuzz.sh
+  echo "== fuzz: $(( $(date +%s) - t0 )) s"
+fi
