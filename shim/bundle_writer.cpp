@@ -15,6 +15,7 @@
 #include <unordered_map>
 
 #include "shim/clock.h"
+#include "shim/event_json.h"
 #include "shim/json_out.h"
 #include "shim/python_stack.h"
 #include "shim/recorder.h"
@@ -74,38 +75,6 @@ class OutFile {
   int open_errno_ = 0;
   FdOut out_;
 };
-
-int64_t memory_change(const Event& e) {
-  switch (event_kind(e)) {
-    case EventKind::kAlloc: return int64_t(e.size);
-    case EventKind::kFree: return -int64_t(e.size);
-    default: return 0;
-  }
-}
-
-void write_event(JsonWriter& w, const Event& e, Backend backend) {
-  const char* api = hook_name(e.api);
-  w.StartObject();
-  w.Key("seq"); w.Uint64(e.seq);
-  w.Key("timestamp"); w.Double(seconds(e.time_ns));
-  w.Key("event_type"); w.String(event_type_name(event_kind(e)));
-  w.Key("memory_allocated"); w.Uint64(e.live_after);
-  w.Key("memory_reserved"); w.Uint64(e.live_after);
-  w.Key("memory_change"); w.Int64(memory_change(e));
-  w.Key("device_id"); w.Int(event_device(e));
-  w.Key("context"); w.String(api);
-  w.Key("backend"); w.String(backend_name(e.api < kHookCount ? hook_backend(HookId(e.api)) : backend));
-  w.Key("api"); w.String(api);
-  w.Key("memory_type"); w.String(memory_type_name(event_memory_type(e)));
-  w.Key("address"); w.Uint64(e.address);
-  w.Key("size"); w.Uint64(e.size);
-  w.Key("result"); w.Int(e.result);
-  w.Key("thread_id"); w.Uint(e.tid);
-  w.Key("stack_id"); w.Uint(e.stack_id);
-  w.Key("duration_ns"); w.Uint(e.duration_ns);
-  w.Key("stream"); w.Uint64(e.stream);
-  w.EndObject();
-}
 
 void write_live(JsonWriter& w, const LiveEntry& a) {
   w.StartObject();
@@ -336,8 +305,8 @@ bool write_bundle_files(int dirfd, const BundleInput& in, Symbolizer& sym, Write
   {
     OutFile file(dirfd, "events.json", buf, files);
     if (file.ok()) {
-      JsonWriter w(file.out());
-      w.StartArray();
+      FdOut& out = file.out();
+      out.write("[");
       Event e;
       // A slot claimed before the cut but still being filled is waited for,
       // briefly (20 ms per dump in all); after that it is a hole.
@@ -352,12 +321,12 @@ bool write_bundle_files(int dirfd, const BundleInput& in, Symbolizer& sym, Write
           got = r->ring.read(s, &e);
         }
         if (!got) continue;
-        write_event(w, e, in.backend);
+        write_event_json(out, e, captured == 0);
         reconcile(e);
         if (e.stack_id) stack_ids.push_back(e.stack_id);
         ++captured;
       }
-      w.EndArray();
+      out.write("]");
     }
     if (!file.finish("events.json", error)) return false;
   }
