@@ -23,6 +23,7 @@
 #include "shim/log.h"
 #include "shim/recorder.h"
 #include "shim/signal_dump.h"
+#include "shim/snapshot_pickle.h"
 #include "shim/symbolizer.h"
 
 namespace gpumemrec {
@@ -115,6 +116,16 @@ void remove_tmp_bundle(int dirfd, const char* name) {
   }
   unlinkat(dirfd, name, AT_REMOVEDIR);
 }
+
+// Whether the host can still give us `bytes` (the optional parts of a bundle
+// are skipped when it cannot).
+bool malloc_probe(size_t bytes) {
+  void* p = std::malloc(bytes);
+  std::free(p);
+  return p != nullptr;
+}
+
+void ok_without_snapshot_note(std::string*) { GM_DEBUG("host memory is short: no snapshot.pickle in this bundle"); }
 
 // One line on stderr that needs no memory at all (when even formatting the
 // warning failed).
@@ -253,7 +264,9 @@ Recorder* g_exit_recorder = nullptr;
 void exit_dump() {
   // Registered from our constructor, so it runs after the program's own
   // atexit handlers and static destructors: what is still live is a leak.
-  if (g_exit_recorder) dump_now(g_exit_recorder, DumpReason::kExit, nullptr);
+  if (!g_exit_recorder) return;
+  for (int i = 0; i < 1000 && g_dumping.load(std::memory_order_acquire); ++i) usleep(10000);
+  dump_now(g_exit_recorder, DumpReason::kExit, nullptr);
 }
 
 // GPUMEMREC_FOLLOW_EXEC=0: programs this one execs do not inherit the shim.
@@ -278,7 +291,15 @@ void drop_self_from_ld_preload() {
 
 }  // namespace
 
+// At exit a bundle may still be being written by another thread (a signal
+// dump, or an out-of-memory dump in a thread the program did not join): wait
+// for it (at most 10 s) so that exit never leaves a half-written bundle.
+void wait_for_dump_at_exit() {
+  for (int i = 0; i < 1000 && g_dumping.load(std::memory_order_acquire); ++i) usleep(10000);
+}
+
 void dumper_start(Recorder* r) {
+  std::atexit(wait_for_dump_at_exit);
   if (r->cfg.dump_at_exit) {
     g_exit_recorder = r;
     std::atexit(exit_dump);
@@ -314,6 +335,7 @@ bool dump_now(Recorder* r, DumpReason reason, const FailureInfo* f) {
   // From here on the shim's operator new may fall back to the emergency
   // arena when malloc fails (the host may be short of memory too).
   DumpMemoryScope memory_scope;
+  const size_t arena_used_at_start = dump_memory_used();
   bool ok = false;
   bool tmp_created = false;
   char tmp_name[192] = "";
@@ -365,6 +387,21 @@ bool dump_now(Recorder* r, DumpReason reason, const FailureInfo* f) {
             why = "unexpected error while writing";
             ok = false;
           }
+          // snapshot.pickle reads the bundle back with rapidjson's default
+          // allocator, which crashes when malloc fails: skip it (the bundle is
+          // complete without it) when the host is short of memory.
+          if (ok && (dump_memory_used() != arena_used_at_start || !malloc_probe(8u << 20))) {
+            ok_without_snapshot_note(&why);
+          } else if (ok) {
+            // Optional: a bundle without it is still complete.
+            std::string snap_why;
+            try {
+              if (!add_snapshot_pickle(r->cfg.dir + "/" + tmp_name, tfd, &snap_why))
+                GM_DEBUG("no snapshot.pickle in this bundle: {}", snap_why);
+            } catch (...) {
+              GM_DEBUG("no snapshot.pickle in this bundle: out of memory");
+            }
+          }
           if (ok) fsync(tfd);
           close(tfd);
           if (ok && renameat(dirfd, tmp_name, dirfd, in.bundle_name.c_str()) != 0) {
@@ -405,6 +442,8 @@ bool dump_now(Recorder* r, DumpReason reason, const FailureInfo* f) {
   errno = saved_errno;
   return ok;
 }
+
+bool dumper_busy() { return g_dumping.load(std::memory_order_acquire); }
 
 void dumper_atfork_prepare() {}
 void dumper_atfork_parent() {}

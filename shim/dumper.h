@@ -32,6 +32,9 @@ void dumper_on_failure(Recorder* r, const FailureInfo& f);
 // writing failed.
 bool dump_now(Recorder* r, DumpReason reason, const FailureInfo* f);
 
+// True while some thread writes a bundle.
+bool dumper_busy();
+
 void dumper_atfork_prepare();
 void dumper_atfork_parent();
 void dumper_atfork_child();

@@ -52,7 +52,12 @@ void* dump_thread_main(void* arg) {
     ssize_t n = read(fd, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
-    dump_now(g_recorder_for_signal, DumpReason::kSignal, nullptr);
+    // Another thread may be writing an out-of-memory bundle: this thread can
+    // afford to wait for it (up to a minute), then writes its own.
+    for (int tries = 0; tries < 6000; ++tries) {
+      if (dump_now(g_recorder_for_signal, DumpReason::kSignal, nullptr) || !dumper_busy()) break;
+      usleep(10000);
+    }
   }
   return nullptr;
 }

@@ -58,6 +58,19 @@ def no_tmp_left(d):
         check(not left, "temporary bundle left behind in %s: %s" % (d, left))
 
 
+def check_complete_low_memory(b):
+    """check_well_formed, except that snapshot.pickle (optional, skipped by the
+    dumper when the host is short of memory) may be missing."""
+    try:
+        b.check_well_formed()
+    except Failure as e:
+        if "snapshot.pickle missing" not in str(e):
+            raise
+        md = b.metadata
+        check(md["live_bytes"] == sum(a["size"] for a in b.allocations), "live_bytes != sum(allocations)")
+        check(md["live_allocations"] == len(b.allocations), "live_allocations mismatch")
+
+
 # ---------------------------------------------------------------- 1. fidelity
 def fidelity_all():
     argv = [hard("fidelity_calls")]
@@ -174,7 +187,7 @@ def dump_while_running():
     env.update({"LD_PRELOAD": preload_env(), "GPUMEMREC_DIR": dumpdir, "GPUMEMREC_DUMP_SIGNAL": "USR2",
                 "GPUMEMREC_MAX_DUMPS": "0", "GPUMEMREC_MAX_TOTAL_MB": "0", "GPUMEMREC_EPISODE_MS": "100000",
                 "GPUMEMREC_RING_EVENTS": "4194304", "GPUMEMREC_STACK_DEPTH": "8"})
-    p = subprocess.Popen([program("mt_alloc"), "8", "40000", str(1 << 20)], env=env, cwd=workdir,
+    p = subprocess.Popen([program("mt_alloc"), "8", "150000", str(1 << 20)], env=env, cwd=workdir,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     sent = 0
     time.sleep(0.2)
@@ -330,7 +343,7 @@ def lowmem_failmalloc():
     check("OOM rc=2" in b.stdout, "no OOM: " + b.stdout)
     check("HOST_FAILURES=some" in b.stderr, "the injector never refused anything: " + b.stderr)
     bundle = b.only_bundle()  # written in spite of malloc failing, nothing half-written
-    bundle.check_well_formed()
+    check_complete_low_memory(bundle)
     check(bundle.metadata["reason"] == "oom", "reason")
 
 
@@ -345,7 +358,7 @@ def lowmem_rlimit():
     check(a.rc == b.rc == 0, "exit codes %d / %d\n%s" % (a.rc, b.rc, b.stderr[-1500:]))
     check(normalized(a.stdout) == normalized(b.stdout), "output differs:\n%s\n---\n%s" % (a.stdout, b.stdout))
     check("HOST exhausted" in b.stdout and "OOM rc=2" in b.stdout, b.stdout)
-    b.only_bundle().check_well_formed()
+    check_complete_low_memory(b.only_bundle())
 
 
 # ---------------------------------------------------------------- 6. disk problems
