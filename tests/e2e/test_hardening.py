@@ -304,11 +304,9 @@ def signal_program_ignores():
 
 
 def signal_chains_to_earlier_handler():
-    if SANITIZED:
-        return "skip"
     lib = hard("libpreload_handler.so")
     env = {"GPUMEMREC_DUMP_SIGNAL": "USR2"}
-    a = run([hard("signal_prog"), "none"], preload=lib, env_extra=env)
+    a = run([hard("signal_prog"), "none"], preload=preload_env(lib), env_extra=env)
     b = run([hard("signal_prog"), "none"], preload=preload_env(SHIM, lib), env_extra=env)
     check(a.rc == 0 and "PRELOAD_HANDLER count=1" in a.stdout, "baseline: %d %s" % (a.rc, a.stdout))
     check(b.rc == 0 and a.stdout == b.stdout, "with the shim: rc %d\n%s" % (b.rc, b.stdout))
@@ -336,7 +334,7 @@ def lowmem_failmalloc():
         return "skip"  # the sanitizer allocators do not go through malloc
     fm = hard("libfailmalloc.so")
     argv = [hard("lowmem"), "failmalloc", str(64 << 20)]
-    a = run(argv, preload=fm, capacity=64 << 20)
+    a = run(argv, preload=preload_env(fm), capacity=64 << 20)
     b = run(argv, preload=preload_env(SHIM, fm), capacity=64 << 20)
     check(a.rc == b.rc == 0, "exit codes %d / %d\n%s" % (a.rc, b.rc, b.stderr[-1500:]))
     check(normalized(a.stdout) == normalized(b.stdout), "output differs:\n%s\n---\n%s" % (a.stdout, b.stdout))
@@ -526,7 +524,7 @@ def security_setuid():
     dumps = tempfile.mkdtemp(prefix="gpumemrec-setuid-")
     os.chmod(dumps, 0o777)  # writable by the effective uid: only the refusal keeps it empty
     env = {"SETUID_EARLY": "1", "GPUMEMREC_DIR": os.path.join(dumps, "d"), "GPUMEMREC_LOG_LEVEL": "info"}
-    a = run([hard("setuid_probe")], preload=early, env_extra=env, capacity=64 << 20)
+    a = run([hard("setuid_probe")], preload=preload_env(early), env_extra=env, capacity=64 << 20)
     if a.rc == 77:
         return "skip"
     b = run([hard("setuid_probe")], preload=preload_env(SHIM, early), env_extra=env, capacity=64 << 20)
