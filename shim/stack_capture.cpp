@@ -49,7 +49,15 @@ void stack_capture_init() {
   if (g_backtrace.load()) return;
   dl_iterate_phdr(find_self, reinterpret_cast<void*>(&stack_capture_init));
   BacktraceFn fn = nullptr;
-  if (void* h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL)) {
+#if defined(__SANITIZE_THREAD__)
+  // Under ThreadSanitizer libunwind's per-thread cache destructor runs after
+  // TSan has torn down the exiting thread's state and crashes in TSan's mutex
+  // interceptor; the TSan build uses glibc's unwinder instead.
+  const bool try_libunwind = false;
+#else
+  const bool try_libunwind = true;
+#endif
+  if (void* h = try_libunwind ? dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL) : nullptr) {
     fn = reinterpret_cast<BacktraceFn>(real_dlsym()(h, "unw_backtrace"));
     if (fn) g_backend = "libunwind";
   }
