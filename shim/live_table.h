@@ -52,14 +52,16 @@ class LiveTable {
 
  private:
   static constexpr uint64_t kTombstone = ~uint64_t(0);
-  struct Shard {
+  // One cache line per shard: threads working on different shards never
+  // share a line.
+  struct alignas(64) Shard {
     SpinLock lock;
     LiveEntry* slots = nullptr;
     uint64_t capacity = 0;  // power of two
     uint64_t used = 0;      // live + tombstones
     uint64_t live = 0;
-    char pad[24];
   };
+  static_assert(sizeof(Shard) == 64, "a shard is one cache line");
   static uint64_t hash(uint64_t key) {
     key ^= key >> 33;
     key *= 0xff51afd7ed558ccdull;
