@@ -63,7 +63,7 @@ bool LiveTable::insert(const LiveEntry& e) {
   return true;
 }
 
-bool LiveTable::remove(uint64_t key, LiveEntry* out) {
+bool LiveTable::lookup(uint64_t key, LiveEntry* out, bool take) {
   if (key == 0 || key == kTombstone) return false;
   uint64_t h = hash(key);
   Shard& s = shard_for(h);
@@ -71,19 +71,10 @@ bool LiveTable::remove(uint64_t key, LiveEntry* out) {
   LiveEntry* slot = probe(s, key, h, false);
   if (!slot) return false;
   if (out) *out = *slot;
-  slot->key = kTombstone;
-  --s.live;
-  return true;
-}
-
-bool LiveTable::find(uint64_t key, LiveEntry* out) {
-  if (key == 0 || key == kTombstone) return false;
-  uint64_t h = hash(key);
-  Shard& s = shard_for(h);
-  SpinGuard g(s.lock);
-  LiveEntry* slot = probe(s, key, h, false);
-  if (!slot) return false;
-  if (out) *out = *slot;
+  if (take) {
+    slot->key = kTombstone;
+    --s.live;
+  }
   return true;
 }
 

@@ -38,8 +38,8 @@ class LiveTable {
   // does, the newer allocation wins). Returns false only if memory ran out.
   bool insert(const LiveEntry& e);
   // Removes `key`, copying the entry to *out. False if unknown.
-  bool remove(uint64_t key, LiveEntry* out);
-  bool find(uint64_t key, LiveEntry* out);
+  bool remove(uint64_t key, LiveEntry* out) { return lookup(key, out, true); }
+  bool find(uint64_t key, LiveEntry* out) { return lookup(key, out, false); }
 
   uint64_t count() const;
   // Appends every entry; each shard is copied under its lock.
@@ -72,6 +72,7 @@ class LiveTable {
   }
   Shard& shard_for(uint64_t h) { return shards_[h >> 58]; }
   bool grow(Shard& s);
+  bool lookup(uint64_t key, LiveEntry* out, bool take);
   static LiveEntry* probe(Shard& s, uint64_t key, uint64_t h, bool for_insert);
 
   Shard shards_[kShards];
