@@ -53,6 +53,7 @@ void atfork_child() {
   if (!g_recorder) return;
   g_recorder->handles.unlock_all();
   g_recorder->live.unlock_all();
+  stack_capture_after_fork();
   dumper_atfork_child();
 }
 

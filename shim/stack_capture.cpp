@@ -61,10 +61,11 @@ void stack_capture_init() {
     fn = reinterpret_cast<BacktraceFn>(real_dlsym()(h, "unw_backtrace"));
     if (fn) g_backend = "libunwind";
   }
+  // Prime glibc's unwinder now (its first call loads libgcc_s): it is the
+  // fallback here and the unwinder of forked children.
+  void* tmp[2];
+  backtrace(tmp, 2);
   if (!fn) {
-    // Prime glibc's unwinder now (its first call loads libgcc_s).
-    void* tmp[2];
-    backtrace(tmp, 2);
     fn = glibc_backtrace;
     g_backend = "glibc backtrace";
   }
@@ -72,6 +73,12 @@ void stack_capture_init() {
 }
 
 const char* stack_capture_backend() { return g_backend; }
+
+void stack_capture_after_fork() {
+  if (g_backtrace.load(std::memory_order_acquire) == nullptr) return;  // stacks off
+  g_backtrace.store(glibc_backtrace, std::memory_order_release);
+  g_backend = "glibc backtrace";
+}
 
 bool address_in_shim(uint64_t ip) { return ip >= g_shim_start && ip < g_shim_end; }
 

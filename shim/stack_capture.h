@@ -17,6 +17,12 @@ namespace gpumemrec {
 void stack_capture_init();
 const char* stack_capture_backend();  // "libunwind", "glibc backtrace", "none"
 
+// In a forked child: another thread of the parent may have held one of
+// libunwind's internal locks (its memory pool, its caches) at the fork, and
+// no atfork handler of ours can take those. The child therefore unwinds with
+// glibc's backtrace() from then on.
+void stack_capture_after_fork();
+
 // Writes at most `depth` return addresses (innermost first) to out.
 uint32_t capture_native_stack(uint64_t* out, int depth);
 
