@@ -23,6 +23,21 @@
 namespace gpumemrec {
 namespace {
 
+// Doubles from untrusted JSON: saturate instead of the undefined behaviour of
+// an out-of-range floating-to-integer conversion (found by the fuzzer).
+inline uint64_t double_to_u64(double d) {
+  if (!(d > 0)) return 0;
+  if (d >= 18446744073709551615.0) return UINT64_MAX;
+  return static_cast<uint64_t>(d);
+}
+inline int64_t double_to_i64(double d) {
+  if (d != d) return 0;
+  if (d >= 9223372036854775807.0) return INT64_MAX;
+  if (d <= -9223372036854775808.0) return INT64_MIN;
+  return static_cast<int64_t>(d);
+}
+
+
 using rapidjson::Value;
 
 std::string join_path(const std::string& dir, const char* name) {
@@ -113,7 +128,7 @@ struct Fields {
     if (!v) return true;
     if (v->IsUint64()) *out = v->GetUint64();
     else if (v->IsInt64()) *out = static_cast<uint64_t>(v->GetInt64());
-    else if (v->IsDouble()) *out = static_cast<uint64_t>(v->GetDouble());
+    else if (v->IsDouble()) *out = double_to_u64(v->GetDouble());
     else return fail(key, "a number");
     return true;
   }
@@ -130,7 +145,7 @@ struct Fields {
     if (!v) return true;
     if (v->IsInt64()) *out = v->GetInt64();
     else if (v->IsUint64()) *out = static_cast<int64_t>(v->GetUint64());
-    else if (v->IsDouble()) *out = static_cast<int64_t>(v->GetDouble());
+    else if (v->IsDouble()) *out = double_to_i64(v->GetDouble());
     else return fail(key, "a number");
     return true;
   }
@@ -242,7 +257,7 @@ bool read_metadata(const std::string& path, Metadata* m, ReadError* err) {
     for (auto& kv : lb->value.GetObject()) {
       int32_t dev = static_cast<int32_t>(strtol(kv.name.GetString(), nullptr, 10));
       if (kv.value.IsUint64()) m->live_bytes_by_device[dev] = kv.value.GetUint64();
-      else if (kv.value.IsNumber()) m->live_bytes_by_device[dev] = static_cast<uint64_t>(kv.value.GetDouble());
+      else if (kv.value.IsNumber()) m->live_bytes_by_device[dev] = double_to_u64(kv.value.GetDouble());
     }
   }
   auto cm = d.FindMember("custom_metadata");
@@ -365,8 +380,8 @@ struct EventHandler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, EventHandl
       cur.timestamp = d;
       return true;
     }
-    if (field == F_MEMORY_CHANGE || field == F_DEVICE_ID || field == F_RESULT) return set_i(static_cast<int64_t>(d));
-    return set_u(static_cast<uint64_t>(d));
+    if (field == F_MEMORY_CHANGE || field == F_DEVICE_ID || field == F_RESULT) return set_i(double_to_i64(d));
+    return set_u(double_to_u64(d));
   }
   bool String(const char* s, rapidjson::SizeType n, bool) {
     if (depth > 2) return true;
