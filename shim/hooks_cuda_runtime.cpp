@@ -37,16 +37,11 @@ cudaError_t refuse_like_runtime() {
   return cudaErrorMemoryAllocation;
 }
 
-template <typename Fn>
-Fn real_or_null(HookId id) {
-  return real<Fn>(id);
-}
-
 inline uint64_t u64(const void* p) { return reinterpret_cast<uint64_t>(p); }
 
 template <typename Fn, typename... Args>
 cudaError_t alloc_common(HookId id, MemoryType type, uint64_t size, uint64_t stream, void** out, Args... args) {
-  auto fn = real_or_null<Fn>(id);
+  auto fn = real<Fn>(id);
   if (!fn) return cudaErrorInitializationError;
   HookScope scope;
   if (!scope.record()) return fn(out, args...);
@@ -57,7 +52,7 @@ cudaError_t alloc_common(HookId id, MemoryType type, uint64_t size, uint64_t str
 
 template <typename Fn, typename... Args>
 cudaError_t free_common(HookId id, void* ptr, uint64_t stream, Args... args) {
-  auto fn = real_or_null<Fn>(id);
+  auto fn = real<Fn>(id);
   if (!fn) return cudaErrorInitializationError;
   HookScope scope;
   if (!scope.record()) return fn(ptr, args...);
@@ -109,7 +104,7 @@ GM_EXPORT cudaError_t cudaMallocManaged(void** devPtr, size_t size, unsigned int
 }
 
 GM_EXPORT cudaError_t cudaMallocPitch(void** devPtr, size_t* pitch, size_t width, size_t height) {
-  auto fn = real_or_null<decltype(&cudaMallocPitch)>(HookId::cudaMallocPitch);
+  auto fn = real<decltype(&cudaMallocPitch)>(HookId::cudaMallocPitch);
   if (!fn) return cudaErrorInitializationError;
   HookScope scope;
   if (!scope.record()) return fn(devPtr, pitch, width, height);
@@ -122,7 +117,7 @@ GM_EXPORT cudaError_t cudaMallocPitch(void** devPtr, size_t* pitch, size_t width
 }
 
 GM_EXPORT cudaError_t cudaMalloc3D(cudaPitchedPtr* pitchedDevPtr, cudaExtent extent) {
-  auto fn = real_or_null<decltype(&cudaMalloc3D)>(HookId::cudaMalloc3D);
+  auto fn = real<decltype(&cudaMalloc3D)>(HookId::cudaMalloc3D);
   if (!fn) return cudaErrorInitializationError;
   HookScope scope;
   if (!scope.record()) return fn(pitchedDevPtr, extent);
