@@ -3,7 +3,7 @@
 #include <cstdio>
 
 #include "common/event.h"
-#include "shim/live_table.h"
+#include "shim/record/live_table.h"
 
 int main() {
   std::printf("SIZES event=%zu live_entry=%zu live_table=%zu\n", sizeof(gpumemrec::Event),

@@ -12,7 +12,7 @@ add_library(gpumemrec_bundle STATIC
   ${CMAKE_CURRENT_LIST_DIR}/pickle_writer.cpp
   ${CMAKE_CURRENT_LIST_DIR}/memviz_snapshot.cpp
 )
-target_include_directories(gpumemrec_bundle PUBLIC ${CMAKE_CURRENT_LIST_DIR})
+target_include_directories(gpumemrec_bundle PUBLIC ${CMAKE_CURRENT_LIST_DIR}/..)
 target_link_libraries(gpumemrec_bundle PUBLIC Threads::Threads)
 target_include_directories(gpumemrec_bundle SYSTEM PRIVATE ${RAPIDJSON_INCLUDE_DIR})
 set_target_properties(gpumemrec_bundle PROPERTIES POSITION_INDEPENDENT_CODE ON)

@@ -1,4 +1,4 @@
-#include "bundle_model.h"
+#include "common/bundle_model.h"
 
 #include <cinttypes>
 #include <cstdio>
@@ -7,7 +7,7 @@
 
 #include <sys/mman.h>
 
-namespace gpumemrec {
+namespace gpumemrec::model {
 
 namespace {
 constexpr size_t kBigBlock = 32u << 20;
@@ -107,4 +107,4 @@ std::string format_frame(const Frame& f) {
   return mod + buf;
 }
 
-}  // namespace gpumemrec
+}  // namespace gpumemrec::model

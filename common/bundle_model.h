@@ -1,4 +1,5 @@
-// In-memory model of a dump bundle (docs/bundle-format.md) as the tools read
+// In-memory model of a dump bundle (namespace gpumemrec::model: the tools'
+// view, distinct from the shim's 64-byte gpumemrec::Event) (docs/bundle-format.md) as the tools read
 // it. Plain data, no I/O. Per-event strings (api, context, backend, event
 // type, memory type) are interned in a StringTable so a million events cost
 // no per-event allocation.
@@ -13,7 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
-namespace gpumemrec {
+namespace gpumemrec::model {
 
 // Interns short strings; id 0 is always "".
 class StringTable {
@@ -198,4 +199,4 @@ struct Bundle {
 // "module+0xoffset" (module basename).
 std::string format_frame(const Frame& f);
 
-}  // namespace gpumemrec
+}  // namespace gpumemrec::model

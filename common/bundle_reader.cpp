@@ -1,7 +1,7 @@
 // Bundle loading. Small files use an in-situ RapidJSON DOM; events.json (up
 // to millions of entries) is parsed with the SAX reader straight into
 // std::vector<Event>, interning the few distinct strings.
-#include "bundle_reader.h"
+#include "common/bundle_reader.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -20,7 +20,7 @@
 #include <rapidjson/memorystream.h>
 #include <rapidjson/reader.h>
 
-namespace gpumemrec {
+namespace gpumemrec::model {
 namespace {
 
 // Doubles from untrusted JSON: saturate instead of the undefined behaviour of
@@ -812,4 +812,4 @@ bool read_bundle(const std::string& dir, const ReadOptions& opts, Bundle* out, R
   return true;
 }
 
-}  // namespace gpumemrec
+}  // namespace gpumemrec::model

@@ -6,9 +6,9 @@
 #include <functional>
 #include <string>
 
-#include "bundle_model.h"
+#include "common/bundle_model.h"
 
-namespace gpumemrec {
+namespace gpumemrec::model {
 
 constexpr int64_t kBundleSchemaVersion = 1;
 
@@ -36,4 +36,4 @@ bool is_bundle_dir(const std::string& dir);
 // Reads the bundle in `dir`. On failure returns false and fills *err.
 bool read_bundle(const std::string& dir, const ReadOptions& opts, Bundle* out, ReadError* err);
 
-}  // namespace gpumemrec
+}  // namespace gpumemrec::model

@@ -1,4 +1,4 @@
-#include "event.h"
+#include "common/event.h"
 
 namespace gpumemrec {
 

@@ -1,4 +1,4 @@
-#include "memviz_snapshot.h"
+#include "common/memviz_snapshot.h"
 
 #include <algorithm>
 #include <cinttypes>
@@ -7,6 +7,8 @@
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+
+using namespace gpumemrec::model;  // the tools' bundle model
 
 namespace gpumemrec {
 

@@ -22,8 +22,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "bundle_model.h"
-#include "pickle_writer.h"
+#include "common/bundle_model.h"
+#include "common/pickle_writer.h"
 
 namespace gpumemrec {
 
@@ -65,9 +65,9 @@ struct MemvizPlan {
   size_t synthetic_entries = 0;      // repairs for inconsistent input
 };
 
-MemvizPlan build_memviz_plan(const Bundle& b);
+MemvizPlan build_memviz_plan(const model::Bundle& b);
 
 // Writes the plan as the snapshot dict (PROTO 2 ... STOP). Returns w.ok().
-bool write_memviz_pickle(const Bundle& b, const MemvizPlan& plan, PickleWriter& w);
+bool write_memviz_pickle(const model::Bundle& b, const MemvizPlan& plan, PickleWriter& w);
 
 }  // namespace gpumemrec

@@ -1,4 +1,4 @@
-#include "pickle_writer.h"
+#include "common/pickle_writer.h"
 
 #include <cstring>
 

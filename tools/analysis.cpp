@@ -1,9 +1,11 @@
-#include "analysis.h"
+#include "tools/analysis.h"
 
 #include <algorithm>
 #include <map>
 #include <set>
 #include <unordered_map>
+
+using namespace gpumemrec::model;  // the tools' bundle model
 
 namespace gpumemrec::analysis {
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "bundle_model.h"
+#include "common/bundle_model.h"
 
 namespace gpumemrec::analysis {
 
@@ -15,7 +15,7 @@ struct Site {
   uint64_t count = 0;
 };
 // Live allocations (allocations.json) grouped by stack_id, largest first.
-std::vector<Site> live_sites(const Bundle& b);
+std::vector<Site> live_sites(const model::Bundle& b);
 
 struct CurvePoint {
   double t;
@@ -24,25 +24,25 @@ struct CurvePoint {
 // memory_allocated over time on one device, downsampled to at most
 // max_points points (min and max of each time bucket are kept, so spikes
 // survive). max_points >= 4.
-std::vector<CurvePoint> memory_curve(const Bundle& b, int32_t device, size_t max_points);
+std::vector<CurvePoint> memory_curve(const model::Bundle& b, int32_t device, size_t max_points);
 
 // Devices that appear in events, allocations or metadata (>= 0), sorted.
-std::vector<int32_t> devices(const Bundle& b);
+std::vector<int32_t> devices(const model::Bundle& b);
 // The device of the failure: metadata.device_id, else the last OOM's, else
 // the first device seen, else 0.
-int32_t failing_device(const Bundle& b);
+int32_t failing_device(const model::Bundle& b);
 
 struct ApiCount {
   std::string api;
   uint64_t alloc = 0, free = 0, oom = 0, failed = 0, other = 0, total = 0;
 };
-std::vector<ApiCount> api_counts(const Bundle& b);  // largest total first
+std::vector<ApiCount> api_counts(const model::Bundle& b);  // largest total first
 
 // Indices into b.allocations, oldest (lowest seq, then timestamp) first.
-std::vector<size_t> oldest_live(const Bundle& b, size_t n);
+std::vector<size_t> oldest_live(const model::Bundle& b, size_t n);
 
 // Frames of a stack as text lines ("py  f (file:line)" / "    f (file:line)").
-std::vector<std::string> stack_lines(const Bundle& b, uint64_t stack_id, size_t max_frames);
+std::vector<std::string> stack_lines(const model::Bundle& b, uint64_t stack_id, size_t max_frames);
 
 // A one-line plot of `curve` scaled to [0, max]: `width` columns, each the
 // highest value in its time slice. Unicode blocks unless ascii.

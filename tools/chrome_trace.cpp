@@ -1,4 +1,4 @@
-#include "chrome_trace.h"
+#include "tools/chrome_trace.h"
 
 #include <cinttypes>
 #include <cstdio>
@@ -6,7 +6,9 @@
 #include <set>
 #include <unordered_map>
 
-#include "cli.h"
+#include "tools/cli.h"
+
+using namespace gpumemrec::model;  // the tools' bundle model
 
 namespace gpumemrec::cli {
 

@@ -1,8 +1,8 @@
 // Bundle -> Trace Event Format JSON (Perfetto, chrome://tracing).
 #pragma once
 
-#include "bundle_model.h"
-#include "output_file.h"
+#include "common/bundle_model.h"
+#include "tools/output_file.h"
 
 namespace gpumemrec::cli {
 
@@ -10,6 +10,6 @@ namespace gpumemrec::cli {
 // memory_allocated, instant events ("i") for allocations, frees, OOMs and
 // failures with their details in args, and process/thread name metadata.
 // Timestamps are microseconds since the first event (otherData.t0_unix).
-void write_chrome_trace(const Bundle& b, OutputFile& out);
+void write_chrome_trace(const model::Bundle& b, OutputFile& out);
 
 }  // namespace gpumemrec::cli

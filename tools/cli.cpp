@@ -1,4 +1,4 @@
-#include "cli.h"
+#include "tools/cli.h"
 
 #include <dirent.h>
 #include <sys/stat.h>
@@ -10,6 +10,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+
+using namespace gpumemrec::model;  // the tools' bundle model
 
 namespace gpumemrec::cli {
 

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "bundle_model.h"
-#include "bundle_reader.h"
+#include "common/bundle_model.h"
+#include "common/bundle_reader.h"
 
 namespace gpumemrec::cli {
 
@@ -46,7 +46,7 @@ class Progress {
 };
 
 // Loads a bundle; throws CliError(kBadInput) with the reader's message.
-void load_bundle(const std::string& dir, Bundle* b, bool light = false, Progress* progress = nullptr);
+void load_bundle(const std::string& dir, model::Bundle* b, bool light = false, Progress* progress = nullptr);
 
 // Bundle directories inside `dir` (children holding manifest.json, skipping
 // ".tmp-*"), sorted by name.

@@ -4,12 +4,14 @@
 
 #include <CLI/CLI.hpp>
 
-#include "chrome_trace.h"
-#include "cli.h"
-#include "commands.h"
-#include "memviz_snapshot.h"
-#include "output_file.h"
-#include "pickle_writer.h"
+#include "tools/chrome_trace.h"
+#include "tools/cli.h"
+#include "tools/commands.h"
+#include "common/memviz_snapshot.h"
+#include "tools/output_file.h"
+#include "common/pickle_writer.h"
+
+using namespace gpumemrec::model;  // the tools' bundle model
 
 namespace gpumemrec::cli {
 namespace {

@@ -8,11 +8,13 @@
 
 #include <CLI/CLI.hpp>
 
-#include "analysis.h"
-#include "cli.h"
-#include "commands.h"
-#include "html_template.h"
-#include "output_file.h"
+#include "tools/analysis.h"
+#include "tools/cli.h"
+#include "tools/commands.h"
+#include "tools/html_template.h"
+#include "tools/output_file.h"
+
+using namespace gpumemrec::model;  // the tools' bundle model
 
 namespace gpumemrec::cli {
 namespace {

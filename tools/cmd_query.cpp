@@ -8,10 +8,12 @@
 
 #include <CLI/CLI.hpp>
 
-#include "cli.h"
-#include "commands.h"
-#include "output_file.h"
-#include "query_db.h"
+#include "tools/cli.h"
+#include "tools/commands.h"
+#include "tools/output_file.h"
+#include "tools/query_db.h"
+
+using namespace gpumemrec::model;  // the tools' bundle model
 
 namespace gpumemrec::cli {
 namespace {

@@ -6,9 +6,11 @@
 
 #include <CLI/CLI.hpp>
 
-#include "analysis.h"
-#include "cli.h"
-#include "commands.h"
+#include "tools/analysis.h"
+#include "tools/cli.h"
+#include "tools/commands.h"
+
+using namespace gpumemrec::model;  // the tools' bundle model
 
 namespace gpumemrec::cli {
 namespace {

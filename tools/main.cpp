@@ -7,8 +7,10 @@
 
 #include <CLI/CLI.hpp>
 
-#include "cli.h"
-#include "commands.h"
+#include "tools/cli.h"
+#include "tools/commands.h"
+
+using namespace gpumemrec::model;  // the tools' bundle model
 
 using namespace gpumemrec::cli;
 

@@ -1,9 +1,11 @@
-#include "output_file.h"
+#include "tools/output_file.h"
 
 #include <cerrno>
 #include <cstring>
 
-#include "cli.h"
+#include "tools/cli.h"
+
+using namespace gpumemrec::model;  // the tools' bundle model
 
 namespace gpumemrec::cli {
 

@@ -1,9 +1,11 @@
-#include "query_db.h"
+#include "tools/query_db.h"
 
 #include <string>
 #include <unordered_map>
 
-#include "cli.h"
+#include "tools/cli.h"
+
+using namespace gpumemrec::model;  // the tools' bundle model
 
 namespace gpumemrec::cli {
 

@@ -3,7 +3,7 @@
 
 #include <sqlite3.h>
 
-#include "bundle_model.h"
+#include "common/bundle_model.h"
 
 namespace gpumemrec::cli {
 
@@ -12,6 +12,6 @@ extern const char* const kQuerySchema;
 
 // Creates the tables in `db` and fills them from `b` (one transaction,
 // prepared inserts). Throws CliError on SQLite failure.
-void load_query_db(sqlite3* db, const Bundle& b);
+void load_query_db(sqlite3* db, const model::Bundle& b);
 
 }  // namespace gpumemrec::cli

@@ -34,7 +34,7 @@ def hard(name):
 
 
 def hook_names():
-    text = open(os.path.join(SRC, "shim", "hook_list.h")).read()
+    text = open(os.path.join(SRC, "shim", "base", "hook_list.h")).read()
     return re.findall(r"^\s*X\((\w+),\s*\w+\)", text, re.M)
 
 

@@ -13,7 +13,9 @@
 #include <cstdlib>
 #include <string>
 
-#include "bundle_reader.h"
+#include "common/bundle_reader.h"
+
+using namespace gpumemrec::model;  // the tools' bundle model
 
 namespace {
 

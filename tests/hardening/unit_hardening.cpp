@@ -5,8 +5,8 @@
 
 #include <cstring>
 
-#include "shim/dump_memory.h"
-#include "shim/privilege.h"
+#include "shim/dump/dump_memory.h"
+#include "shim/base/privilege.h"
 
 using namespace gpumemrec;
 

@@ -8,9 +8,9 @@
 
 #include <cstdint>
 
-#include "shim/hooks.h"
-#include "shim/log.h"
-#include "shim/python_stack.h"
+#include "shim/base/hook_table.h"
+#include "shim/base/log.h"
+#include "shim/record/python_stack.h"
 
 namespace gpumemrec {
 // Stand-ins for the rest of the shim.

@@ -10,7 +10,9 @@
 #include <fstream>
 #include <string>
 
-#include "bundle_reader.h"
+#include "common/bundle_reader.h"
+
+using namespace gpumemrec::model;  // the tools' bundle model
 
 using namespace gpumemrec;
 

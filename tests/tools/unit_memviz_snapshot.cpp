@@ -6,8 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "memviz_snapshot.h"
-#include "pickle_writer.h"
+#include "common/memviz_snapshot.h"
+#include "common/pickle_writer.h"
+
+using namespace gpumemrec::model;  // the tools' bundle model
 
 using namespace gpumemrec;
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "pickle_writer.h"
+#include "common/pickle_writer.h"
 
 using gpumemrec::PickleWriter;
 

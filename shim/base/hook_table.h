@@ -1,0 +1,55 @@
+// Hook identities and access to the real functions behind them.
+#pragma once
+#include <atomic>
+#include <cstdint>
+
+#include "common/event.h"
+#include "shim/base/hook_list.h"
+
+namespace gpumemrec {
+
+enum class Library : uint8_t { CUDART, CUDA, HIP };
+
+enum class HookId : uint8_t {
+#define GPUMEMREC_ENUM(sym, lib) sym,
+  GPUMEMREC_HOOKS(GPUMEMREC_ENUM)
+#undef GPUMEMREC_ENUM
+  kCount
+};
+constexpr int kHookCount = int(HookId::kCount);
+
+struct HookInfo {
+  const char* name;
+  Library library;
+  void* wrapper;  // our exported function of the same name
+};
+const HookInfo& hook_info(HookId id);
+inline const char* hook_name(HookId id) { return hook_info(id).name; }
+inline const char* hook_name(uint8_t id) { return id < kHookCount ? hook_info(HookId(id)).name : "?"; }
+Backend hook_backend(HookId id);
+
+// Exact-name look-up ("cuMemAlloc_v2"); returns false if not hooked.
+bool find_hook(const char* name, HookId* out);
+
+// The real function: resolved once, lock-free, never via our own exports.
+// Returns nullptr if no loaded library defines it.
+void* real_function(HookId id);
+
+// Records that `addr` is the real implementation of `id` if none is known
+// yet; returns the known real address afterwards.
+void* adopt_real_function(HookId id, void* addr);
+
+template <typename Fn>
+inline Fn real(HookId id) {
+  return reinterpret_cast<Fn>(real_function(id));
+}
+
+// Look up an unhooked helper (cuMemGetInfo_v2, cudaGetDevice, ...) in the
+// given library without going through our dlsym hook. Cached by the caller.
+void* lookup_library_symbol(Library lib, const char* name);
+
+// glibc's own dlsym (our exported dlsym wraps it).
+using DlsymFn = void* (*)(void*, const char*);
+DlsymFn real_dlsym();
+
+}  // namespace gpumemrec

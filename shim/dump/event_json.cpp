@@ -1,0 +1,104 @@
+#include "shim/dump/event_json.h"
+
+#include <cstring>
+
+#include "shim/base/hook_table.h"
+
+namespace gpumemrec {
+
+namespace {
+
+inline char* put(char* p, const char* s, size_t n) {
+  std::memcpy(p, s, n);
+  return p + n;
+}
+template <size_t N>
+inline char* lit(char* p, const char (&s)[N]) {
+  return put(p, s, N - 1);
+}
+inline char* str(char* p, const char* s) { return put(p, s, std::strlen(s)); }
+
+inline char* u64(char* p, uint64_t v) {
+  char tmp[20];
+  int n = 0;
+  do {
+    tmp[n++] = char('0' + v % 10);
+    v /= 10;
+  } while (v);
+  while (n) *p++ = tmp[--n];
+  return p;
+}
+
+inline char* i64(char* p, int64_t v) {
+  if (v < 0) {
+    *p++ = '-';
+    return u64(p, uint64_t(0) - uint64_t(v));
+  }
+  return u64(p, uint64_t(v));
+}
+
+// Seconds since the epoch with exactly six decimals (microseconds).
+inline char* seconds(char* p, uint64_t ns) {
+  p = u64(p, ns / 1000000000ull);
+  *p++ = '.';
+  uint64_t us = (ns % 1000000000ull) / 1000;
+  for (uint64_t d = 100000; d; d /= 10) *p++ = char('0' + (us / d) % 10);
+  return p;
+}
+
+int64_t memory_change(const Event& e) {
+  switch (event_kind(e)) {
+    case EventKind::kAlloc: return e.address ? int64_t(e.size) : 0;
+    case EventKind::kFree: return -int64_t(e.size);
+    default: return 0;
+  }
+}
+
+}  // namespace
+
+size_t format_event_json(char* out, const Event& e, bool first) {
+  const char* api = hook_name(e.api);
+  const char* backend = backend_name(e.api < kHookCount ? hook_backend(HookId(e.api)) : Backend::kCuda);
+  char* p = out;
+  if (!first) *p++ = ',';
+  p = lit(p, "{\"seq\":");
+  p = u64(p, e.seq);
+  p = lit(p, ",\"timestamp\":");
+  p = seconds(p, e.time_ns);
+  p = lit(p, ",\"event_type\":\"");
+  p = str(p, event_type_name(event_kind(e)));
+  p = lit(p, "\",\"memory_allocated\":");
+  p = u64(p, e.live_after);
+  p = lit(p, ",\"memory_reserved\":");
+  p = u64(p, e.live_after);
+  p = lit(p, ",\"memory_change\":");
+  p = i64(p, memory_change(e));
+  p = lit(p, ",\"device_id\":");
+  p = i64(p, event_device(e));
+  p = lit(p, ",\"context\":\"");
+  p = str(p, api);
+  p = lit(p, "\",\"backend\":\"");
+  p = str(p, backend);
+  p = lit(p, "\",\"api\":\"");
+  p = str(p, api);
+  p = lit(p, "\",\"memory_type\":\"");
+  p = str(p, memory_type_name(event_memory_type(e)));
+  p = lit(p, "\",\"address\":");
+  p = u64(p, e.address);
+  p = lit(p, ",\"size\":");
+  p = u64(p, e.size);
+  p = lit(p, ",\"result\":");
+  p = i64(p, e.result);
+  p = lit(p, ",\"thread_id\":");
+  p = u64(p, e.tid);
+  p = lit(p, ",\"stack_id\":");
+  p = u64(p, e.stack_id);
+  p = lit(p, ",\"duration_ns\":");
+  p = u64(p, e.duration_ns);
+  p = lit(p, ",\"stream\":");
+  p = u64(p, e.stream);
+  *p++ = '}';
+  return size_t(p - out);
+}
+
+}  // namespace gpumemrec

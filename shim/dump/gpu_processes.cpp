@@ -1,0 +1,175 @@
+#include "shim/dump/gpu_processes.h"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "common/config.h"
+#include "shim/base/hook_table.h"
+
+namespace gpumemrec {
+
+namespace {
+
+// NVML's ABI, declared here (no NVML header is needed to build the shim).
+typedef int nvmlReturn_t;
+typedef struct nvmlDevice_st* nvmlDevice_t;
+struct NvmlProcessInfo {  // nvmlProcessInfo_t (v2/v3 entry points)
+  unsigned int pid;
+  unsigned long long usedGpuMemory;
+  unsigned int gpuInstanceId;
+  unsigned int computeInstanceId;
+};
+struct NvmlProcessInfoV1 {  // the original entry points
+  unsigned int pid;
+  unsigned long long usedGpuMemory;
+};
+constexpr nvmlReturn_t kNvmlSuccess = 0;
+constexpr nvmlReturn_t kNvmlInsufficientSize = 7;
+constexpr unsigned long long kNvmlValueNotAvailable = ~0ull;
+
+std::string proc_comm(uint32_t pid) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%u/comm", pid);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";
+  char buf[256];
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return "";
+  buf[n] = '\0';
+  if (char* nl = std::strchr(buf, '\n')) *nl = '\0';
+  return buf;
+}
+
+}  // namespace
+
+GpuProcessReport query_gpu_processes(int device) {
+  GpuProcessReport r;
+  void* h = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    r.error = "NVML (libnvidia-ml.so.1) is not available";
+    return r;
+  }
+  auto sym = [&](const char* n) { return real_dlsym()(h, n); };
+  auto init = reinterpret_cast<nvmlReturn_t (*)()>(sym("nvmlInit_v2"));
+  auto shutdown = reinterpret_cast<nvmlReturn_t (*)()>(sym("nvmlShutdown"));
+  auto by_index = reinterpret_cast<nvmlReturn_t (*)(unsigned int, nvmlDevice_t*)>(sym("nvmlDeviceGetHandleByIndex_v2"));
+  auto by_bus = reinterpret_cast<nvmlReturn_t (*)(const char*, nvmlDevice_t*)>(sym("nvmlDeviceGetHandleByPciBusId_v2"));
+  using ListFn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int*, NvmlProcessInfo*);
+  using ListV1Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int*, NvmlProcessInfoV1*);
+  ListFn compute = reinterpret_cast<ListFn>(sym("nvmlDeviceGetComputeRunningProcesses_v3"));
+  if (!compute) compute = reinterpret_cast<ListFn>(sym("nvmlDeviceGetComputeRunningProcesses_v2"));
+  ListFn graphics = reinterpret_cast<ListFn>(sym("nvmlDeviceGetGraphicsRunningProcesses_v3"));
+  if (!graphics) graphics = reinterpret_cast<ListFn>(sym("nvmlDeviceGetGraphicsRunningProcesses_v2"));
+  ListV1Fn compute_v1 = reinterpret_cast<ListV1Fn>(sym("nvmlDeviceGetComputeRunningProcesses"));
+  auto proc_name = reinterpret_cast<nvmlReturn_t (*)(unsigned int, char*, unsigned int)>(sym("nvmlSystemGetProcessName"));
+  if (!init || !by_index || (!compute && !compute_v1)) {
+    r.error = "NVML lacks the entry points we need";
+    dlclose(h);
+    return r;
+  }
+  if (init() != kNvmlSuccess) {
+    r.error = "nvmlInit failed";
+    dlclose(h);
+    return r;
+  }
+  nvmlDevice_t dev = nullptr;
+  // CUDA ordinals follow CUDA_VISIBLE_DEVICES, NVML indexes do not: match by
+  // PCI bus id when the CUDA driver can give it.
+  using BusIdFn = int (*)(char*, int, int);
+  if (auto bus = reinterpret_cast<BusIdFn>(lookup_library_symbol(Library::CUDA, "cuDeviceGetPCIBusId"))) {
+    char id[64] = {};
+    if (device >= 0 && bus(id, sizeof id - 1, device) == 0 && by_bus && by_bus(id, &dev) != kNvmlSuccess) dev = nullptr;
+  }
+  if (!dev && by_index(unsigned(device < 0 ? 0 : device), &dev) != kNvmlSuccess) dev = nullptr;
+  if (!dev) {
+    r.error = "NVML does not know device " + std::to_string(device);
+  } else {
+    std::vector<GpuProcess> procs;
+    auto add = [&](uint32_t pid, unsigned long long used) {
+      for (auto& p : procs)
+        if (p.pid == pid) {
+          if (used != kNvmlValueNotAvailable && (!p.has_used || used > p.used_bytes)) {
+            p.used_bytes = used;
+            p.has_used = true;
+          }
+          return;
+        }
+      GpuProcess p;
+      p.pid = pid;
+      p.has_used = used != kNvmlValueNotAvailable;
+      p.used_bytes = p.has_used ? used : 0;
+      p.is_self = pid == uint32_t(getpid());
+      procs.push_back(p);
+    };
+    bool listed = false;
+    for (ListFn fn : {compute, graphics}) {
+      if (!fn) continue;
+      unsigned int count = 256;
+      std::vector<NvmlProcessInfo> info(count);
+      nvmlReturn_t rc = fn(dev, &count, info.data());
+      if (rc == kNvmlInsufficientSize && count > 0 && count < 65536) {
+        info.resize(count);
+        rc = fn(dev, &count, info.data());
+      }
+      if (rc != kNvmlSuccess) continue;
+      listed = true;
+      for (unsigned int i = 0; i < count && i < info.size(); ++i) add(info[i].pid, info[i].usedGpuMemory);
+    }
+    if (!listed && compute_v1) {
+      unsigned int count = 256;
+      std::vector<NvmlProcessInfoV1> info(count);
+      if (compute_v1(dev, &count, info.data()) == kNvmlSuccess) {
+        listed = true;
+        for (unsigned int i = 0; i < count && i < info.size(); ++i) add(info[i].pid, info[i].usedGpuMemory);
+      }
+    }
+    if (!listed) {
+      r.error = "NVML would not list the processes on the device";
+    } else {
+      for (auto& p : procs) {
+        char name[256] = {};
+        if (proc_name && proc_name(p.pid, name, sizeof name - 1) == kNvmlSuccess && name[0]) {
+          const char* base = std::strrchr(name, '/');
+          p.name = base ? base + 1 : name;
+        } else {
+          p.name = proc_comm(p.pid);
+        }
+      }
+      std::sort(procs.begin(), procs.end(),
+                [](const GpuProcess& a, const GpuProcess& b) { return a.used_bytes > b.used_bytes; });
+      r.processes = std::move(procs);
+      r.available = true;
+    }
+  }
+  if (shutdown) shutdown();
+  // The library stays loaded: NVML does not support being unloaded and
+  // loaded again in one process reliably.
+  return r;
+}
+
+std::string describe_gpu_processes(const GpuProcessReport& r) {
+  if (!r.available) return "";
+  std::string s;
+  bool self_seen = false;
+  for (auto& p : r.processes) {
+    if (!p.is_self) continue;
+    s += "this process holds " + (p.has_used ? format_bytes(p.used_bytes) : std::string("an unknown amount")) +
+         " (NVML)";
+    self_seen = true;
+  }
+  for (auto& p : r.processes) {
+    if (p.is_self) continue;
+    if (!s.empty()) s += "; ";
+    s += "pid " + std::to_string(p.pid) + " (" + (p.name.empty() ? "?" : p.name) + ") holds " +
+         (p.has_used ? format_bytes(p.used_bytes) : std::string("an unknown amount"));
+  }
+  if (!self_seen && s.empty()) s = "no process is listed on this device";
+  return s;
+}
+
+}  // namespace gpumemrec

@@ -1,0 +1,62 @@
+// Start-up, fork handlers and the start order: the one place that knows
+// every layer (hooks -> dump -> record -> base).
+//
+// Lifetime hazards:
+// - A hook can run before this constructor (another library's constructor
+//   may allocate GPU memory): the recorder initialises itself lazily from any
+//   hook, without loader calls. This constructor then does the loader work
+//   (libunwind, Python look-up, NVML is left to dump time) and starts what
+//   needs threads or handlers.
+// - fork: locks of ours that another thread may hold at the fork are taken
+//   in `prepare` and released in both processes; what cannot be taken
+//   (a dump in progress on another thread) is reset in the child.
+#include <pthread.h>
+
+#include <cerrno>
+
+#include "shim/base/privilege.h"
+#include "shim/dump/dumper.h"
+#include "shim/dump/signal_dump.h"
+#include "shim/record/python_stack.h"
+#include "shim/record/recorder.h"
+#include "shim/record/stack_capture.h"
+
+namespace gpumemrec {
+namespace {
+
+void atfork_prepare() {
+  dumper_atfork_prepare();
+  recorder_atfork_prepare();
+}
+
+void atfork_parent() {
+  recorder_atfork_parent();
+  dumper_atfork_parent();
+}
+
+// Order matters: the recorder's tables are usable again before the dumper
+// (which may log) and the signal thread (which may dump) are re-made.
+void atfork_child() {
+  recorder_atfork_child();
+  dumper_atfork_child();
+  signal_dump_atfork_child();
+}
+
+__attribute__((constructor)) void gpumemrec_constructor() {
+  // setuid/setgid program: never record, never write files as its owner
+  // (the recorder checks again in its lazy init).
+  if (process_is_privileged()) return;
+  const int saved = errno;
+  if (Recorder* r = recorder()) {
+    dumper_init(r);
+    pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+    if (r->cfg.stack_depth > 0) stack_capture_init();
+    python_stack_init(r->cfg.python_stacks);
+    dumper_start(r);       // exit hooks, LD_PRELOAD for exec
+    signal_dump_start(r);  // GPUMEMREC_DUMP_SIGNAL
+  }
+  errno = saved;
+}
+
+}  // namespace
+}  // namespace gpumemrec

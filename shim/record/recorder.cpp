@@ -1,0 +1,298 @@
+#include "shim/record/recorder.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <string>
+#include <vector>
+
+#include "shim/base/clock.h"
+#include "shim/base/log.h"
+#include "shim/base/privilege.h"
+#include "shim/record/python_stack.h"
+#include "shim/record/stack_capture.h"
+
+namespace gpumemrec {
+
+namespace {
+
+// Initial-exec TLS: we are preloaded, so static TLS is available and each
+// access is one instruction (no __tls_get_addr call on the hot path).
+#define GM_TLS __thread __attribute__((tls_model("initial-exec")))
+GM_TLS int t_depth = 0;
+GM_TLS uint32_t t_tid = 0;
+GM_TLS bool t_in_init = false;
+
+enum InitState : int { kUninit = 0, kIniting = 1, kReady = 2, kDisabled = 3 };
+std::atomic<int> g_init_state{kUninit};
+Recorder* g_recorder = nullptr;
+
+constexpr uint32_t kMaxStacks = 1u << 20;
+constexpr uint64_t kStackArenaBytes = 256ull << 20;
+
+void do_init() {
+  // setuid/setgid/capabilities: never record, never write files as the
+  // program's owner. Checked here, not only in the constructor: a hook can
+  // run (and initialise us) before our constructor does.
+  if (process_is_privileged()) {
+    g_init_state.store(kDisabled, std::memory_order_release);
+    return;
+  }
+  std::vector<std::string> warnings;
+  Config cfg = parse_config_from_environment(&warnings);
+  log_init(cfg.log_level);
+  for (auto& w : warnings) GM_WARN("{}", w);
+  if (cfg.disable) {
+    GM_INFO("GPUMEMREC_DISABLE is set: pass-through only");
+    g_init_state.store(kDisabled, std::memory_order_release);
+    return;
+  }
+  // Never freed: hooks may run during and after static destruction.
+  auto* r = new (std::nothrow) Recorder();
+  void* ring_mem = nullptr;
+  if (r) {
+    ring_mem = mmap(nullptr, cfg.ring_events * sizeof(Event), PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (ring_mem == MAP_FAILED) ring_mem = nullptr;
+  }
+  if (!r || !ring_mem) {
+    GM_ERROR("cannot allocate the event ring ({} events); recording is off", cfg.ring_events);
+    delete r;
+    g_init_state.store(kDisabled, std::memory_order_release);
+    return;
+  }
+  r->cfg = cfg;
+  r->ring.init(ring_mem, cfg.ring_events);
+  for (auto& d : r->device_live) d.store(0, std::memory_order_relaxed);
+  r->start_ns = realtime_ns();
+  r->stacks_enabled = r->stacks.init(kMaxStacks, kStackArenaBytes);
+  if (!r->stacks_enabled) GM_WARN("cannot reserve memory for stacks; events will carry no stacks");
+  g_recorder = r;
+  g_init_state.store(kReady, std::memory_order_release);
+}
+
+// Lifetime hazard: init may be entered from any hook on any thread, possibly
+// before our constructor; it must not call dlopen (the thread holding the
+// loader lock may be waiting for us). The constructor does the loader work.
+Recorder* ensure_init() {
+  int s = g_init_state.load(std::memory_order_acquire);
+  if (s == kReady) return g_recorder;
+  if (s == kDisabled || t_in_init) return nullptr;
+  int expected = kUninit;
+  if (g_init_state.compare_exchange_strong(expected, kIniting, std::memory_order_acq_rel)) {
+    int saved = errno;
+    t_in_init = true;
+    do_init();
+    t_in_init = false;
+    errno = saved;
+  } else {
+    while (g_init_state.load(std::memory_order_acquire) == kIniting) sched_yield();
+  }
+  return g_init_state.load(std::memory_order_acquire) == kReady ? g_recorder : nullptr;
+}
+
+inline int device_slot(int device) { return device >= 0 && device < kMaxDevices ? device : kMaxDevices; }
+
+inline uint64_t add_live(Recorder* r, int device, int64_t delta) {
+  int64_t v = r->device_live[device_slot(device)].fetch_add(delta, std::memory_order_relaxed) + delta;
+  return v < 0 ? 0 : uint64_t(v);
+}
+
+inline uint64_t current_live(Recorder* r, int device) {
+  int64_t v = r->device_live[device_slot(device)].load(std::memory_order_relaxed);
+  return v < 0 ? 0 : uint64_t(v);
+}
+
+inline uint32_t saturate32(uint64_t v) { return v > 0xFFFFFFFFull ? 0xFFFFFFFFu : uint32_t(v); }
+
+inline void fill(Event& e, HookId api, EventKind kind, MemoryType type, int device, uint64_t addr, uint64_t size,
+                 uint64_t stream, uint64_t t0, uint64_t t1, int result, uint32_t stack) {
+  e.time_ns = t1;
+  e.address = addr;
+  e.size = size;
+  e.stream = stream;
+  e.stack_id = stack;
+  e.tid = current_tid() & 0xFFFFFF;
+  e.device1 = uint8_t(device >= 0 && device < 255 ? device + 1 : 0);
+  e.duration_ns = saturate32(t1 > t0 ? t1 - t0 : 0);
+  e.result = int16_t(result);
+  e.api = uint8_t(api);
+  e.kind_type = pack_kind_type(kind, type);
+}
+
+}  // namespace
+
+const char* dump_reason_name(DumpReason r) {
+  switch (r) {
+    case DumpReason::kOom: return "oom";
+    case DumpReason::kLimit: return "limit";
+    case DumpReason::kFailAfter: return "fail_after";
+    case DumpReason::kSignal: return "signal";
+    case DumpReason::kExit: return "exit";
+    case DumpReason::kNone: break;
+  }
+  return "none";
+}
+
+Recorder* recorder() { return ensure_init(); }
+
+void recorder_atfork_prepare() {
+  if (!g_recorder) return;
+  g_recorder->live.lock_all();
+  g_recorder->handles.lock_all();
+}
+void recorder_atfork_parent() {
+  if (!g_recorder) return;
+  g_recorder->handles.unlock_all();
+  g_recorder->live.unlock_all();
+}
+void recorder_atfork_child() {
+  t_tid = 0;  // the child's only thread has a new id
+  if (!g_recorder) return;
+  g_recorder->handles.unlock_all();
+  g_recorder->live.unlock_all();
+  stack_capture_after_fork();
+}
+bool recorder_enabled() { return ensure_init() != nullptr; }
+
+HookScope::HookScope() : record_(t_depth++ == 0 && ensure_init() != nullptr) {}
+HookScope::~HookScope() { --t_depth; }
+
+uint32_t current_tid() {
+  if (__builtin_expect(t_tid == 0, 0)) t_tid = uint32_t(syscall(SYS_gettid));
+  return t_tid;
+}
+
+uint32_t capture_stack_id(Recorder* r) {
+  if (!r->stacks_enabled) return 0;
+  uint64_t frames[256 + kMaxPythonFrames + 1];
+  uint32_t n = capture_native_stack(frames, r->cfg.stack_depth);
+  n += capture_python_frames(frames + n, kMaxPythonFrames + 1);
+  return r->stacks.intern(frames, n);
+}
+
+DumpReason admit(HookId api, int device, uint64_t size) {
+  Recorder* r = g_recorder;
+  if (!r) return DumpReason::kNone;
+  if (r->cfg.fail_after != 0) {
+    uint64_t n = r->alloc_calls.fetch_add(1, std::memory_order_relaxed) + 1;
+    if (n == r->cfg.fail_after) return DumpReason::kFailAfter;
+  }
+  if (r->cfg.has_limit && device >= 0 && device < kMaxDevices) {
+    uint64_t limit = r->cfg.limit_bytes[device];
+    if (limit != 0 && current_live(r, device) + size > limit) return DumpReason::kLimit;
+  }
+  return DumpReason::kNone;
+}
+
+void record_alloc(HookId api, int device, uint64_t address, uint64_t size, uint64_t stream, MemoryType type,
+                  uint64_t t0_ns, int result) {
+  Recorder* r = g_recorder;
+  uint64_t t1 = realtime_ns();
+  uint32_t stack = capture_stack_id(r);
+  Event e;
+  e.seq = r->ring.claim();
+  LiveEntry le;
+  le.key = address;
+  le.size = size;
+  le.time_ns = t1;
+  le.seq = e.seq;
+  le.stack_id = stack;
+  le.tid = current_tid();
+  le.device = int16_t(device);
+  le.api = uint8_t(api);
+  le.memory_type = uint8_t(type);
+  fill(e, api, EventKind::kAlloc, type, device, address, size, stream, t0_ns, t1, result, stack);
+  if (address != 0) {  // cudaMalloc(p, 0) succeeds with NULL: nothing is held
+    LiveTable& table = type == MemoryType::kPhysical ? r->handles : r->live;
+    if (!table.insert(le)) GM_WARN("live table out of memory; allocation at {:#x} is not tracked", address);
+    e.live_after = add_live(r, device, int64_t(size));
+  } else {
+    e.live_after = current_live(r, device);
+  }
+  r->ring.publish(e);
+}
+
+bool record_alloc_failure(HookId api, int device, uint64_t size, uint64_t stream, MemoryType type, uint64_t t0_ns,
+                          int result, bool oom, DumpReason reason, FailureInfo* failure) {
+  Recorder* r = g_recorder;
+  uint64_t t1 = realtime_ns();
+  uint32_t stack = capture_stack_id(r);
+  Event e;
+  e.seq = r->ring.claim();
+  fill(e, api, oom ? EventKind::kOom : EventKind::kAllocFailed, type, device, 0, size, stream, t0_ns, t1, result,
+       stack);
+  e.live_after = current_live(r, device);
+  r->ring.publish(e);
+  if (!oom) return false;
+  {
+    FailureInfo& f = *failure;
+    f.api = api;
+    f.device = device;
+    f.size = size;
+    f.result = result;
+    f.seq = e.seq;
+    f.stack_id = stack;
+    f.tid = current_tid();
+    f.time_ns = t1;
+    f.reason = reason;
+  }
+  return true;
+}
+
+PendingFree begin_free(uint64_t key, MemoryType type) {
+  PendingFree p;
+  Recorder* r = g_recorder;
+  if (key != 0) {
+    LiveTable& table = type == MemoryType::kPhysical ? r->handles : r->live;
+    p.known = table.remove(key, &p.entry);
+  }
+  p.seq = r->ring.claim();  // after the removal, before the real free
+  return p;
+}
+
+void end_free(HookId api, const PendingFree& pending, uint64_t key, int device_hint, uint64_t stream,
+              MemoryType type, uint64_t t0_ns, int result) {
+  Recorder* r = g_recorder;
+  uint64_t t1 = realtime_ns();
+  uint32_t stack = capture_stack_id(r);
+  int device = pending.known ? pending.entry.device : device_hint;
+  MemoryType mt = pending.known ? MemoryType(pending.entry.memory_type) : type;
+  uint64_t size = pending.known ? pending.entry.size : 0;
+  Event e;
+  if (result != 0 && pending.known) {
+    // The driver refused: the allocation is still held.
+    LiveTable& table = mt == MemoryType::kPhysical ? r->handles : r->live;
+    table.insert(pending.entry);
+  }
+  e.seq = pending.seq;
+  fill(e, api, result == 0 ? EventKind::kFree : EventKind::kFreeFailed, mt, device, key, size, stream, t0_ns, t1,
+       result, stack);
+  e.live_after = (result == 0 && pending.known) ? add_live(r, device, -int64_t(size)) : current_live(r, device);
+  r->ring.publish(e);
+}
+
+void record_mapping(HookId api, bool map, int device, uint64_t address, uint64_t size, uint64_t t0_ns, int result) {
+  Recorder* r = g_recorder;
+  uint64_t t1 = realtime_ns();
+  uint32_t stack = capture_stack_id(r);
+  Event e;
+  e.seq = r->ring.claim();
+  fill(e, api, map ? EventKind::kMap : EventKind::kUnmap, MemoryType::kMapping, device, address, size, 0, t0_ns, t1,
+       result, stack);
+  e.live_after = current_live(r, device);
+  r->ring.publish(e);
+}
+
+int device_of_handle(uint64_t handle) {
+  Recorder* r = g_recorder;
+  LiveEntry e;
+  if (r && r->handles.find(handle, &e)) return e.device;
+  return kUnknownDevice;
+}
+
+}  // namespace gpumemrec

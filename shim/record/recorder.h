@@ -1,0 +1,106 @@
+// The recorder: global state (ring, live tables, stack table, per-device
+// counters) and the calls every hook makes around the real function.
+//
+// A wrapper looks like this (see hooks_cuda_runtime.cpp):
+//
+//   HookScope scope;                        // re-entrancy guard
+//   if (!scope.record()) return real(...);  // nested call or recorder off
+//   int dev = ...;                          // current device, before the call
+//   if (DumpReason why = admit(id, dev, size)) return <refuse as OOM>;
+//   uint64_t t0 = realtime_ns();
+//   rc = real(...);
+//   record_alloc(...) or record_alloc_failure(...)
+//
+// Only the outermost hooked call on a thread records: cudaMalloc in the shared
+// runtime calls cuMemAlloc_v2 through a pointer that is also our wrapper, and
+// that inner call passes straight through.
+#pragma once
+#include <cstdint>
+
+#include "common/config.h"
+#include "common/event.h"
+#include "shim/base/hook_table.h"
+#include "shim/record/failure.h"
+#include "shim/record/live_table.h"
+#include "shim/record/ring.h"
+#include "shim/record/stack_table.h"
+
+namespace gpumemrec {
+
+constexpr int kUnknownDevice = -1;
+
+struct Recorder {
+  Config cfg;
+  Ring ring;
+  LiveTable live;     // device / managed allocations by address
+  LiveTable handles;  // VMM physical allocations by handle
+  StackTable stacks;
+  // Live bytes per device; index kMaxDevices collects unknown devices.
+  std::atomic<int64_t> device_live[kMaxDevices + 1];
+  std::atomic<uint64_t> alloc_calls{0};
+  uint64_t start_ns = 0;
+  bool stacks_enabled = false;
+};
+
+// nullptr while uninitialised, while initialising on this thread, or when
+// GPUMEMREC_DISABLE is set. Initialises on first use (hooks can run before
+// our constructor).
+Recorder* recorder();
+// True once init ran and found the recorder enabled.
+bool recorder_enabled();
+
+// Thread-local re-entrancy guard: record() is true only for the outermost
+// hooked call of this thread and only when the recorder is on.
+class HookScope {
+ public:
+  HookScope();
+  ~HookScope();
+  bool record() const { return record_; }
+  HookScope(const HookScope&) = delete;
+  HookScope& operator=(const HookScope&) = delete;
+
+ private:
+  bool record_;
+};
+
+uint32_t current_tid();
+
+// Checks GPUMEMREC_LIMIT and GPUMEMREC_FAIL_AFTER before an allocation.
+DumpReason admit(HookId api, int device, uint64_t size);
+
+void record_alloc(HookId api, int device, uint64_t address, uint64_t size, uint64_t stream, MemoryType type,
+                  uint64_t t0_ns, int result);
+// A failed allocation. For an out-of-memory failure (`oom`) fills *failure
+// and returns true: the wrapper then hands it to the dumper.
+bool record_alloc_failure(HookId api, int device, uint64_t size, uint64_t stream, MemoryType type, uint64_t t0_ns,
+                          int result, bool oom, DumpReason reason, FailureInfo* failure);
+
+// Frees: the entry leaves the live table BEFORE the real free, so the driver
+// cannot hand the same address to another thread while we still list it.
+// The free's sequence number is claimed here too, before the real free: a
+// thread that gets the same address from the driver afterwards must get a
+// later number, so events.json never shows the reuse before the free.
+struct PendingFree {
+  bool known = false;
+  LiveEntry entry;
+  uint64_t seq = 0;
+};
+PendingFree begin_free(uint64_t key, MemoryType type);
+void end_free(HookId api, const PendingFree& pending, uint64_t key, int device_hint, uint64_t stream, MemoryType type,
+              uint64_t t0_ns, int result);
+
+// cuMemMap / cuMemUnmap: recorded as events, not counted (the handle is).
+void record_mapping(HookId api, bool map, int device, uint64_t address, uint64_t size, uint64_t t0_ns, int result);
+
+// The device of a VMM handle (cuMemMap), from the handle table.
+int device_of_handle(uint64_t handle);
+
+// fork: the live-table locks are taken around fork (see lifecycle.cpp).
+void recorder_atfork_prepare();
+void recorder_atfork_parent();
+void recorder_atfork_child();
+
+// Stack of the current call (native, and Python when available).
+uint32_t capture_stack_id(Recorder* r);
+
+}  // namespace gpumemrec
