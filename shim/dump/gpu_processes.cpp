@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "common/config.h"
+#include "shim/base/fd_io.h"
 #include "shim/base/hook_table.h"
 
 namespace gpumemrec {
@@ -34,15 +35,10 @@ constexpr unsigned long long kNvmlValueNotAvailable = ~0ull;
 std::string proc_comm(uint32_t pid) {
   char path[64];
   std::snprintf(path, sizeof path, "/proc/%u/comm", pid);
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return "";
-  char buf[256];
-  ssize_t n = read(fd, buf, sizeof buf - 1);
-  close(fd);
-  if (n <= 0) return "";
-  buf[n] = '\0';
-  if (char* nl = std::strchr(buf, '\n')) *nl = '\0';
-  return buf;
+  std::string name = read_file_at(AT_FDCWD, path, 255);
+  size_t nl = name.find('\n');
+  if (nl != std::string::npos) name.resize(nl);
+  return name;
 }
 
 }  // namespace
