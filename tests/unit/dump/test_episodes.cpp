@@ -97,12 +97,13 @@ TEST(Episodes, DumperWritesFailedCallsBeforeDump) {
   char tmpl[] = "/tmp/gpumemrec-unit-ep-XXXXXX";
   r->cfg.dir = mkdtemp(tmpl);
   r->cfg.max_dumps = 0;
-  r->cfg.episode_ms = 200;
-  usleep(250000);  // out of any episode an earlier test left
+  // Long enough that a slow dump (a loaded machine) stays within it.
+  r->cfg.episode_ms = 3000;
+  usleep(3100000);  // out of any episode an earlier test left
   fail_alloc();    // bundle 1
   fail_alloc();    // retries: same episode
   fail_alloc();
-  usleep(300000);
+  usleep(3100000);
   fail_alloc();  // a new episode: bundle 2 reports the two retries
   auto names = bundles_in(r->cfg.dir);
   ASSERT_EQ(names.size(), 2u);
