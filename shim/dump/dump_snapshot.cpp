@@ -3,6 +3,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <new>
 
 #include "shim/base/clock.h"
 #include "shim/dump/history.h"
@@ -23,13 +24,28 @@ std::vector<LiveEntry> copy_live_tables(Recorder* r) {
   return live;
 }
 
+// Room for the newest `want` events; when the host cannot give that much
+// (a dump with memory short), for the newest part that fits (the bundle then
+// starts later, as if the ring were smaller). Returns how many fit.
+uint64_t reserve_events(std::vector<Event>* out, uint64_t want) {
+  for (;;) {
+    try {
+      out->reserve(size_t(want));
+      return want;
+    } catch (const std::bad_alloc&) {
+      if (want <= 1024) throw;
+      want /= 2;
+    }
+  }
+}
+
 // The events [first, end) still in the ring. A slot claimed before the cut
 // but still being filled is waited for, briefly (20 ms per dump in all);
 // after that it is a hole.
 void copy_ring(Recorder* r, uint64_t end_seq, std::vector<Event>* out) {
   const uint64_t cap = r->ring.capacity();
-  const uint64_t first_seq = end_seq > cap + 1 ? end_seq - cap : 1;
-  out->reserve(size_t(end_seq - first_seq));
+  uint64_t first_seq = end_seq > cap + 1 ? end_seq - cap : 1;
+  first_seq = end_seq - reserve_events(out, end_seq - first_seq);
   uint64_t wait_deadline = 0;
   Event e;
   for (uint64_t s = first_seq; s < end_seq; ++s) {

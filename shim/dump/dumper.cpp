@@ -272,6 +272,7 @@ void dumper_atfork_child() {
     if (Symbolizer* fresh = new (std::nothrow) Symbolizer()) g_symbolizer = fresh;
   }
   g_dumping.store(false);
+  g_busy_warned.store(false);
   g_episodes.reset();
   g_dump_seq.store(0);
 }

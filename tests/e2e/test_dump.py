@@ -5,9 +5,10 @@ kept out of environment.json, snapshot.pickle from the in-memory snapshot,
 and the symbolizer across a library unloaded and replaced at the same
 address."""
 import os
+import subprocess
 import sys
 
-from gm_e2e import Bundle, check, main, program, run
+from gm_e2e import BUILD, Bundle, check, main, program, run
 
 CHUNK = 16 << 20
 
@@ -126,9 +127,32 @@ def symbolizer_reload():
         check(other not in fns, "%s: failing stack names %s (a stale symbol): %s" % (b.name, other, fns))
 
 
+def pickle_matches_export():
+    """snapshot.pickle, made from the dump's in-memory model, is byte for
+    byte what `gpumemrec export --format memory-viz` makes from the bundle's
+    files (the same converter fed the same state)."""
+    runs = [run([program("mt_alloc"), "4", "3000", str(1 << 20)], capacity=48 << 20,
+                env_extra={"GPUMEMREC_DUMP_AT_EXIT": "1", "GPUMEMREC_EPISODE_MS": "100000"}),
+            run([program("vmm"), "cuMemCreate", str(CHUNK)], capacity=CHUNK,
+                env_extra={"GPUMEMREC_DUMP_AT_EXIT": "1"})]
+    cli = os.path.join(BUILD, "bin", "gpumemrec")
+    n = 0
+    for r in runs:
+        for path in r.bundles():
+            b = Bundle(path)
+            check("snapshot.pickle" in b.manifest["files"], "%s: no snapshot.pickle" % b.name)
+            out = os.path.join(r.workdir, "export.pickle")
+            p = subprocess.run([cli, "export", "-f", "memory-viz", "-o", out, path], capture_output=True, text=True)
+            check(p.returncode == 0, "export failed: %s" % p.stderr)
+            with open(out, "rb") as f1, open(os.path.join(path, "snapshot.pickle"), "rb") as f2:
+                check(f1.read() == f2.read(), "%s: snapshot.pickle differs from gpumemrec export" % b.name)
+            n += 1
+    check(n >= 3, "only %d bundles compared" % n)
+
+
 CASES = {
     "history_8_threads": history_8_threads, "metadata_fields": metadata_fields, "cmdline_redacted": cmdline_redacted,
-    "symbolizer_reload": symbolizer_reload,
+    "symbolizer_reload": symbolizer_reload, "pickle_matches_export": pickle_matches_export,
 }
 
 if __name__ == "__main__":
