@@ -1,18 +1,28 @@
-# gpumemrec_bundle: reading bundles, PyTorch snapshot export (pickle).
-# Included from tools/CMakeLists.txt (and, later, by whoever else needs it).
-# No CLI11 / SQLite here so the shim can reuse pickle_writer + memviz_snapshot.
+# Two libraries around the bundle model (common/bundle_model.h):
+#  - gpumemrec_model: the in-memory model, the top-sites computation and the
+#    PyTorch snapshot writer (memviz_snapshot + pickle_writer). No I/O of
+#    bundle files; the shim links it to write snapshot.pickle from the
+#    snapshot it already holds in memory.
+#  - gpumemrec_bundle: the bundle reader (rapidjson DOM) on top of the model.
+#    Only the tools, the tests and the fuzzers link it; never the shim.
+# Included from shim/ and tools/ (include_guard: defined once).
 include_guard(GLOBAL)
 
 find_package(Threads REQUIRED)
 find_path(RAPIDJSON_INCLUDE_DIR rapidjson/document.h REQUIRED)
 
-add_library(gpumemrec_bundle STATIC
+add_library(gpumemrec_model STATIC
   ${CMAKE_CURRENT_LIST_DIR}/bundle_model.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/bundle_reader.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/live_sites.cpp
   ${CMAKE_CURRENT_LIST_DIR}/pickle_writer.cpp
   ${CMAKE_CURRENT_LIST_DIR}/memviz_snapshot.cpp
 )
+target_include_directories(gpumemrec_model PUBLIC ${CMAKE_CURRENT_LIST_DIR}/..)
+target_link_libraries(gpumemrec_model PUBLIC Threads::Threads)
+set_target_properties(gpumemrec_model PROPERTIES POSITION_INDEPENDENT_CODE ON)
+
+add_library(gpumemrec_bundle STATIC ${CMAKE_CURRENT_LIST_DIR}/bundle_reader.cpp)
 target_include_directories(gpumemrec_bundle PUBLIC ${CMAKE_CURRENT_LIST_DIR}/..)
-target_link_libraries(gpumemrec_bundle PUBLIC Threads::Threads)
+target_link_libraries(gpumemrec_bundle PUBLIC gpumemrec_model)
 target_include_directories(gpumemrec_bundle SYSTEM PRIVATE ${RAPIDJSON_INCLUDE_DIR})
 set_target_properties(gpumemrec_bundle PROPERTIES POSITION_INDEPENDENT_CODE ON)

@@ -149,17 +149,6 @@ bool parse_limit(const std::string& text, uint64_t (&limits)[kMaxDevices]) {
   return true;
 }
 
-std::string format_bytes(uint64_t bytes) {
-  static const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-  double v = double(bytes);
-  int u = 0;
-  while (v >= 1024.0 && u < 5) { v /= 1024.0; ++u; }
-  char buf[48];
-  if (u == 0) std::snprintf(buf, sizeof buf, "%llu B", (unsigned long long)bytes);
-  else std::snprintf(buf, sizeof buf, "%.2f %s", v, units[u]);
-  return buf;
-}
-
 Config parse_config(const EnvGetter& get, std::vector<std::string>* warnings) {
   Config c;
   auto warn = [&](const char* var, const char* value, const char* why, const char* dflt) {

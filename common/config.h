@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "common/format.h"  // format_bytes (kept visible for older includers)
+
 namespace gpumemrec {
 
 constexpr int kMaxDevices = 64;
@@ -53,6 +55,5 @@ bool parse_bool(const std::string& text, bool* out);      // 1/0, true/false, ye
 bool parse_uint(const std::string& text, uint64_t max, uint64_t* out);
 int parse_signal(const std::string& text);                // "USR2", "SIGUSR2", "12"; -1 if bad
 bool parse_limit(const std::string& text, uint64_t (&limits)[kMaxDevices]);
-std::string format_bytes(uint64_t bytes);                 // "1.50 GiB"
 
 }  // namespace gpumemrec

@@ -1,29 +1,25 @@
 #include "shim/dump/dumper.h"
 
-#include <dirent.h>
-#include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <new>
 #include <string>
-#include <vector>
 
-#include "shim/dump/bundle_writer.h"
+#include "common/format.h"
 #include "shim/base/clock.h"
-#include "shim/dump/dump_memory.h"
+#include "shim/base/fd_io.h"
 #include "shim/base/log.h"
-#include "shim/record/recorder.h"
-#include "shim/dump/snapshot_pickle.h"
+#include "shim/dump/bundle_dir.h"
+#include "shim/dump/bundle_writer.h"
+#include "shim/dump/dump_memory.h"
+#include "shim/dump/episodes.h"
 #include "shim/dump/symbolizer.h"
+#include "shim/record/recorder.h"
 
 namespace gpumemrec {
 
@@ -35,200 +31,21 @@ constexpr size_t kWriteBufferBytes = 256 * 1024;
 WriteBuffer g_buffer;
 Symbolizer* g_symbolizer = nullptr;
 
-std::atomic<bool> g_dumping{false};          // one dumper at a time
-std::atomic<uint64_t> g_last_failure_mono{0};
-std::atomic<uint64_t> g_episode_failures{0};
+std::atomic<bool> g_dumping{false};  // the dump slot: one dumper at a time
+Episodes g_episodes;
 std::atomic<int> g_dump_seq{0};
 std::atomic<bool> g_dir_warned{false};
+std::atomic<bool> g_busy_warned{false};
+Recorder* g_exit_recorder = nullptr;
 
-// mkdir -p with 0700 for what we create.
-bool make_dirs(const std::string& path, std::string* why) {
-  std::string cur;
-  size_t pos = 0;
-  while (pos <= path.size()) {
-    size_t slash = path.find('/', pos);
-    if (slash == std::string::npos) slash = path.size();
-    cur = path.substr(0, slash);
-    pos = slash + 1;
-    if (cur.empty() || cur == ".") continue;
-    if (mkdir(cur.c_str(), 0700) != 0 && errno != EEXIST) {
-      *why = "cannot create " + cur + ": " + std::strerror(errno);
-      return false;
-    }
-  }
-  return true;
-}
-
-// The dump directory, opened without following a symlink in its last
-// component and refused if another user owns it.
-int open_dump_dir(const std::string& dir, std::string* why) {
-  if (!make_dirs(dir, why)) return -1;
-  int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) {
-    *why = errno == ELOOP || errno == ENOTDIR ? dir + " is a symbolic link or not a directory; refusing to follow it"
-                                              : "cannot open " + dir + ": " + std::strerror(errno);
-    return -1;
-  }
-  struct stat st;
-  if (fstat(fd, &st) != 0 || (st.st_uid != geteuid() && geteuid() != 0 && (st.st_mode & S_IWOTH) &&
-                              !(st.st_mode & S_ISVTX))) {
-    *why = dir + " is writable by others and not sticky; refusing to write there";
-    close(fd);
-    return -1;
-  }
-  if (faccessat(fd, ".", W_OK | X_OK, AT_EACCESS) != 0) {
-    *why = "cannot write to " + dir + ": " + std::strerror(errno);
-    close(fd);
-    return -1;
-  }
-  return fd;
-}
-
-// Removes the temporary bundle directory `name` and everything in it, without
-// allocating (getdents64 into a stack buffer): this runs when the dump failed,
-// possibly because memory ran out.
-void remove_tmp_bundle(int dirfd, const char* name) {
-  int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd >= 0) {
-    alignas(8) char buf[4096];
-    for (int pass = 0; pass < 64; ++pass) {
-      lseek(fd, 0, SEEK_SET);
-      long n = syscall(SYS_getdents64, fd, buf, sizeof buf);
-      if (n <= 0) break;
-      bool removed = false;
-      for (long off = 0; off < n;) {
-        struct Dirent64 {
-          uint64_t ino;
-          int64_t off;
-          unsigned short reclen;
-          unsigned char type;
-          char name[1];
-        };
-        auto* d = reinterpret_cast<Dirent64*>(buf + off);
-        if (std::strcmp(d->name, ".") != 0 && std::strcmp(d->name, "..") != 0)
-          removed |= unlinkat(fd, d->name, 0) == 0;
-        off += d->reclen;
-      }
-      if (!removed) break;
-    }
-    close(fd);
-  }
-  unlinkat(dirfd, name, AT_REMOVEDIR);
-}
-
-// Whether the host can still give us `bytes` (the optional parts of a bundle
-// are skipped when it cannot).
-bool malloc_probe(size_t bytes) {
-  void* p = std::malloc(bytes);
-  std::free(p);
-  return p != nullptr;
-}
-
-void ok_without_snapshot_note(std::string*) { GM_DEBUG("host memory is short: no snapshot.pickle in this bundle"); }
+bool take_dump_slot() { return !g_dumping.exchange(true, std::memory_order_acq_rel); }
+void release_dump_slot() { g_dumping.store(false, std::memory_order_release); }
 
 // One line on stderr that needs no memory at all (when even formatting the
 // warning failed).
 void raw_stderr(const char* a, const char* b = "", const char* c = "") {
-  for (const char* s : {"gpumemrec: warning: ", a, b, c, "\n"}) {
-    size_t left = std::strlen(s);
-    while (left > 0) {
-      ssize_t n = write(2, s, left);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return;
-      s += n;
-      left -= size_t(n);
-    }
-  }
-}
-
-// Removes a whole bundle directory (only regular files inside, as we write).
-void remove_bundle(int dirfd, const char* name) {
-  int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) return;
-  DIR* d = fdopendir(fd);
-  if (!d) {
-    close(fd);
-    return;
-  }
-  std::vector<std::string> names;
-  while (struct dirent* e = readdir(d))
-    if (std::strcmp(e->d_name, ".") && std::strcmp(e->d_name, "..")) names.push_back(e->d_name);
-  for (auto& n : names) unlinkat(::dirfd(d), n.c_str(), 0);
-  closedir(d);
-  unlinkat(dirfd, name, AT_REMOVEDIR);
-}
-
-struct BundleOnDisk {
-  std::string name;
-  time_t mtime;
-  uint64_t bytes;
-};
-
-uint64_t bundle_bytes(int dirfd, const char* name) {
-  int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) return 0;
-  DIR* d = fdopendir(fd);
-  if (!d) {
-    close(fd);
-    return 0;
-  }
-  uint64_t total = 0;
-  while (struct dirent* e = readdir(d)) {
-    struct stat st;
-    if (fstatat(::dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode)) total += st.st_size;
-  }
-  closedir(d);
-  return total;
-}
-
-// Keeps at most MAX_DUMPS bundles and MAX_TOTAL_MB in the directory, oldest
-// removed first; never the one just written, never another user's.
-void prune(int dirfd, const Config& c, const std::string& keep) {
-  if (c.max_dumps == 0 && c.max_total_mb == 0) return;
-  int fd = dup(dirfd);
-  if (fd < 0) return;
-  DIR* d = fdopendir(fd);
-  if (!d) {
-    close(fd);
-    return;
-  }
-  std::vector<BundleOnDisk> bundles;
-  while (struct dirent* e = readdir(d)) {
-    if (std::strncmp(e->d_name, "oom_dump_", 9) != 0) continue;
-    struct stat st;
-    if (fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode)) continue;
-    if (st.st_uid != geteuid()) continue;
-    bundles.push_back({e->d_name, st.st_mtime, bundle_bytes(dirfd, e->d_name)});
-  }
-  closedir(d);
-  std::sort(bundles.begin(), bundles.end(), [](const BundleOnDisk& a, const BundleOnDisk& b) {
-    return a.mtime != b.mtime ? a.mtime < b.mtime : a.name < b.name;
-  });
-  uint64_t total = 0;
-  for (auto& b : bundles) total += b.bytes;
-  const uint64_t max_bytes = c.max_total_mb << 20;
-  size_t count = bundles.size();
-  for (auto& b : bundles) {
-    bool too_many = c.max_dumps != 0 && count > c.max_dumps;
-    bool too_big = c.max_total_mb != 0 && total > max_bytes;
-    if (!too_many && !too_big) break;
-    if (b.name == keep) continue;
-    remove_bundle(dirfd, b.name.c_str());
-    GM_INFO("pruned old bundle {}", b.name);
-    total -= b.bytes;
-    --count;
-  }
-}
-
-std::string make_bundle_name(uint64_t now_ns, Backend backend, int seq) {
-  time_t t = time_t(now_ns / 1000000000ull);
-  struct tm tm;
-  gmtime_r(&t, &tm);
-  char stamp[32];
-  strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
-  char name[128];
-  std::snprintf(name, sizeof name, "oom_dump_%s_%d_%s_%d", stamp, int(getpid()), backend_name(backend), seq);
-  return name;
+  for (const char* s : {"gpumemrec: warning: ", a, b, c, "\n"})
+    if (fd_write_all(2, s, std::strlen(s)) != 0) return;
 }
 
 std::string describe_failure(const FailureInfo& f) {
@@ -243,42 +60,121 @@ std::string describe_failure(const FailureInfo& f) {
   return buf;
 }
 
-}  // namespace
-
-void dumper_init(Recorder* r) {
-  void* p = mmap(nullptr, kWriteBufferBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p != MAP_FAILED) {
-    g_buffer.data = static_cast<char*>(p);
-    g_buffer.size = kWriteBufferBytes;
+// What the bundle is about: names, devices (asked on this thread: its
+// current context is the failing device's) and NVML's process list.
+BundleInput describe_bundle(Recorder* r, DumpReason reason, const FailureInfo* f, uint64_t failed_before) {
+  BundleInput in;
+  in.recorder = r;
+  in.reason = reason;
+  in.failure = f;
+  in.backend = f ? hook_backend(f->api) : Backend::kCuda;
+  in.created_ns = realtime_ns();
+  in.bundle_name = make_bundle_name(in.created_ns, in.backend, int(getpid()), g_dump_seq.fetch_add(1) + 1);
+  in.failed_calls_before_dump = failed_before;
+  try {
+    in.devices = query_devices(in.backend, f ? f->device : -1);
+    if (in.backend == Backend::kCuda) in.gpu_processes = query_gpu_processes(f ? f->device : 0);
+  } catch (...) {
   }
-  g_symbolizer = new (std::nothrow) Symbolizer();
-  if (!dump_memory_init(kDumpArenaBytes)) GM_DEBUG("no emergency memory for the dump path");
-  (void)r;
+  return in;
 }
 
-namespace {
+// Writes the files into a temporary directory; true once renamed into place.
+bool write_and_publish(int dirfd, const BundleInput& in, std::string* why) {
+  TmpBundle tmp(dirfd, in.bundle_name);
+  if (!tmp.create(why)) return false;
+  bool ok = false;
+  try {
+    ok = write_bundle(tmp.fd(), in, *g_symbolizer, g_buffer, why);
+  } catch (const std::bad_alloc&) {
+    *why = "out of memory while writing";
+  } catch (const std::exception& e) {
+    *why = std::string("error while writing (") + e.what() + ")";
+  } catch (...) {
+    *why = "unexpected error while writing";
+  }
+  return ok && tmp.publish(why);  // on failure ~TmpBundle removes the directory
+}
 
-Recorder* g_exit_recorder = nullptr;
+// The last step: prune, then one line on stderr.
+void report(int dirfd, const BundleInput& in, bool ok, const std::string& why) {
+  const FailureInfo* f = in.failure;
+  const Config& cfg = in.recorder->cfg;
+  if (ok) {
+    try {
+      prune_bundles(dirfd, cfg, in.bundle_name);
+    } catch (...) {
+    }
+    const std::string path = cfg.dir + "/" + in.bundle_name;
+    if (f) GM_WARN("{}; bundle: {}", describe_failure(*f), path);
+    else GM_WARN("{} dump written: {}", dump_reason_name(in.reason), path);
+  } else if (f) {
+    GM_WARN("{}; could not write the bundle: {} (nothing left behind)", describe_failure(*f), why);
+  } else {
+    GM_WARN("could not write the {} bundle: {} (nothing left behind)", dump_reason_name(in.reason), why);
+  }
+}
+
+void warn_no_dir(const FailureInfo* f, const std::string& why) {
+  if (g_dir_warned.exchange(true)) return;
+  if (f) GM_WARN("{}; cannot write a bundle: {} (said once; carrying on)", describe_failure(*f), why);
+  else GM_WARN("cannot write a bundle: {} (said once; carrying on)", why);
+}
+
+// The caller holds the dump slot; released here.
+bool dump_with_slot(Recorder* r, DumpReason reason, const FailureInfo* f, uint64_t failed_before) {
+  const int saved_errno = errno;
+  bool ok = false;
+  {
+    // From here on the shim's operator new may fall back to the emergency
+    // arena when malloc fails (the host may be short of memory too).
+    DumpMemoryScope memory_scope;
+    int dirfd = -1;
+    try {
+      std::string why;
+      dirfd = open_dump_dir(r->cfg.dir, &why);
+      if (dirfd < 0) {
+        warn_no_dir(f, why);
+      } else {
+        const BundleInput in = describe_bundle(r, reason, f, failed_before);
+        ok = write_and_publish(dirfd, in, &why);
+        report(dirfd, in, ok, why);
+      }
+    } catch (...) {
+      // Out of memory outside the file writing (names, messages): say so
+      // without allocating (the temporary directory is already gone).
+      ok = false;
+      raw_stderr("could not write the ", dump_reason_name(reason), " bundle: out of memory (nothing left behind)");
+    }
+    if (dirfd >= 0) close(dirfd);
+  }
+  release_dump_slot();
+  errno = saved_errno;
+  return ok;
+}
 
 void exit_dump() {
   // Registered from our constructor, so it runs after the program's own
   // atexit handlers and static destructors: what is still live is a leak.
-  if (!g_exit_recorder) return;
-  for (int i = 0; i < 1000 && g_dumping.load(std::memory_order_acquire); ++i) usleep(10000);
-  dump_now(g_exit_recorder, DumpReason::kExit, nullptr);
+  if (g_exit_recorder) dump_when_free(g_exit_recorder, DumpReason::kExit, 10000);
 }
+
+// At exit a bundle may still be being written by another thread (a signal
+// dump, or an out-of-memory dump in a thread the program did not join): wait
+// for it (at most 10 s) so that exit never leaves a half-written bundle.
+void wait_for_dump_at_exit() { wait_while_dumping(10000); }
 
 // GPUMEMREC_FOLLOW_EXEC=0: programs this one execs do not inherit the shim.
 void drop_self_from_ld_preload() {
   const char* pre = std::getenv("LD_PRELOAD");
   if (!pre) return;
-  std::string kept, item;
-  std::string all = pre;
+  std::string kept;
+  const std::string all = pre;
   size_t pos = 0;
   while (pos <= all.size()) {
     size_t end = all.find_first_of(": ", pos);
     if (end == std::string::npos) end = all.size();
-    item = all.substr(pos, end - pos);
+    const std::string item = all.substr(pos, end - pos);
     pos = end + 1;
     if (item.empty() || item.find("libgpumemrec") != std::string::npos) continue;
     if (!kept.empty()) kept += ':';
@@ -290,11 +186,14 @@ void drop_self_from_ld_preload() {
 
 }  // namespace
 
-// At exit a bundle may still be being written by another thread (a signal
-// dump, or an out-of-memory dump in a thread the program did not join): wait
-// for it (at most 10 s) so that exit never leaves a half-written bundle.
-void wait_for_dump_at_exit() {
-  for (int i = 0; i < 1000 && g_dumping.load(std::memory_order_acquire); ++i) usleep(10000);
+void dumper_init(Recorder*) {
+  void* p = mmap(nullptr, kWriteBufferBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p != MAP_FAILED) {
+    g_buffer.data = static_cast<char*>(p);
+    g_buffer.size = kWriteBufferBytes;
+  }
+  g_symbolizer = new (std::nothrow) Symbolizer();
+  if (!dump_memory_init(kDumpArenaBytes)) GM_DEBUG("no emergency memory for the dump path");
 }
 
 void dumper_start(Recorder* r) {
@@ -308,142 +207,59 @@ void dumper_start(Recorder* r) {
 
 void dumper_on_failure(const FailureInfo& f) {
   Recorder* r = recorder();
-  if (!r) return;
+  if (!r || !g_buffer.data || !g_symbolizer) return;
   const uint64_t now = monotonic_ns();
-  const uint64_t last = g_last_failure_mono.exchange(now, std::memory_order_acq_rel);
-  if (last != 0 && now - last < r->cfg.episode_ms * 1000000ull) {
+  const uint64_t episode_ns = r->cfg.episode_ms * 1000000ull;
+  if (g_episodes.in_episode(now, episode_ns)) {
     // Same episode (a framework retrying after freeing its cache): the
     // failure is in the ring as an event; the bundle already shows the state
     // at the first failure.
-    g_episode_failures.fetch_add(1, std::memory_order_relaxed);
     GM_DEBUG("{} (same out-of-memory episode, no new bundle)", describe_failure(f));
     return;
   }
-  g_episode_failures.store(1, std::memory_order_relaxed);
-  if (!dump_now(r, f.reason, &f)) {
-    // dump_now explained itself (or another thread is dumping).
+  if (!take_dump_slot()) {
+    // Another bundle is being written. If it is this episode's, the failure
+    // is a retry; otherwise it starts nothing, so the next failure after
+    // that dump still gets its own bundle.
+    if (g_episodes.in_episode(now, episode_ns)) return;
+    g_episodes.missed();
+    if (!g_busy_warned.exchange(true))
+      GM_WARN("{}; another thread is writing a bundle, this failure is recorded as an event", describe_failure(f));
+    return;
   }
+  g_busy_warned.store(false, std::memory_order_relaxed);
+  const uint64_t failed_before = g_episodes.start(now);
+  dump_with_slot(r, f.reason, &f, failed_before);
 }
 
 bool dump_now(Recorder* r, DumpReason reason, const FailureInfo* f) {
   if (!r || !g_buffer.data || !g_symbolizer) return false;
-  if (g_dumping.exchange(true, std::memory_order_acq_rel)) {
+  if (!take_dump_slot()) {
     if (f) GM_WARN("{}; another thread is writing a bundle, this failure is recorded as an event", describe_failure(*f));
     return false;
   }
-  const int saved_errno = errno;
-  // From here on the shim's operator new may fall back to the emergency
-  // arena when malloc fails (the host may be short of memory too).
-  DumpMemoryScope memory_scope;
-  const size_t arena_used_at_start = dump_memory_used();
-  bool ok = false;
-  bool tmp_created = false;
-  char tmp_name[192] = "";
-  int dirfd = -1;
-  std::string why;
-  try {
-    dirfd = open_dump_dir(r->cfg.dir, &why);
-    if (dirfd < 0) {
-      if (!g_dir_warned.exchange(true)) {
-        if (f) GM_WARN("{}; cannot write a bundle: {} (said once; carrying on)", describe_failure(*f), why);
-        else GM_WARN("cannot write a bundle: {} (said once; carrying on)", why);
-      }
-    } else {
-      const uint64_t now = realtime_ns();
-      const Backend backend = f ? hook_backend(f->api) : Backend::kCuda;
-      const int seq = g_dump_seq.fetch_add(1) + 1;
-      BundleInput in;
-      in.recorder = r;
-      in.reason = reason;
-      in.failure = f;
-      in.backend = backend;
-      in.bundle_name = make_bundle_name(now, backend, seq);
-      in.created_ns = now;
-      try {
-        in.devices = query_devices(backend, f ? f->device : -1);
-        if (backend == Backend::kCuda) in.gpu_processes = query_gpu_processes(f ? f->device : 0);
-      } catch (...) {
-      }
-      std::snprintf(tmp_name, sizeof tmp_name, ".tmp-%s", in.bundle_name.c_str());
-      std::vector<std::string> files;
-      files.reserve(16);
-      if (mkdirat(dirfd, tmp_name, 0700) != 0) {
-        why = "cannot create " + r->cfg.dir + "/" + tmp_name + ": " + std::strerror(errno);
-      } else {
-        tmp_created = true;
-        int tfd = openat(dirfd, tmp_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (tfd < 0) {
-          why = std::string("cannot open ") + tmp_name + ": " + std::strerror(errno);
-        } else {
-          try {
-            ok = write_bundle_files(tfd, in, *g_symbolizer, g_buffer, &files, &why);
-          } catch (const std::bad_alloc&) {
-            why = "out of memory while writing";
-            ok = false;
-          } catch (const std::exception& e) {
-            why = std::string("error while writing (") + e.what() + ")";
-            ok = false;
-          } catch (...) {
-            why = "unexpected error while writing";
-            ok = false;
-          }
-          // snapshot.pickle reads the bundle back with rapidjson's default
-          // allocator, which crashes when malloc fails: skip it (the bundle is
-          // complete without it) when the host is short of memory.
-          if (ok && (dump_memory_used() != arena_used_at_start || !malloc_probe(8u << 20))) {
-            ok_without_snapshot_note(&why);
-          } else if (ok) {
-            // Optional: a bundle without it is still complete.
-            std::string snap_why;
-            try {
-              if (!add_snapshot_pickle(r->cfg.dir + "/" + tmp_name, tfd, &snap_why))
-                GM_DEBUG("no snapshot.pickle in this bundle: {}", snap_why);
-            } catch (...) {
-              GM_DEBUG("no snapshot.pickle in this bundle: out of memory");
-            }
-          }
-          if (ok) fsync(tfd);
-          close(tfd);
-          if (ok && renameat(dirfd, tmp_name, dirfd, in.bundle_name.c_str()) != 0) {
-            why = "cannot rename the bundle into place: " + std::string(std::strerror(errno));
-            ok = false;
-          }
-          if (ok) tmp_created = false;
-        }
-      }
-      if (!ok && tmp_created) {
-        remove_tmp_bundle(dirfd, tmp_name);
-        tmp_created = false;
-      }
-      if (ok) {
-        fsync(dirfd);
-        try {
-          prune(dirfd, r->cfg, in.bundle_name);
-        } catch (...) {
-        }
-        std::string path = r->cfg.dir + "/" + in.bundle_name;
-        if (f) GM_WARN("{}; bundle: {}", describe_failure(*f), path);
-        else GM_WARN("{} dump written: {}", dump_reason_name(reason), path);
-      } else {
-        if (f) GM_WARN("{}; could not write the bundle: {} (nothing left behind)", describe_failure(*f), why);
-        else GM_WARN("could not write the {} bundle: {} (nothing left behind)", dump_reason_name(reason), why);
-      }
-    }
-  } catch (...) {
-    // Out of memory outside the file writing (names, messages): clean up and
-    // say so without allocating.
-    if (tmp_created && dirfd >= 0) remove_tmp_bundle(dirfd, tmp_name);
-    ok = false;
-    raw_stderr("could not write the ", dump_reason_name(reason),
-               " bundle: out of memory (nothing left behind)");
+  return dump_with_slot(r, reason, f, g_episodes.take_unreported());
+}
+
+bool dump_when_free(Recorder* r, DumpReason reason, unsigned max_ms) {
+  const uint64_t deadline = monotonic_ns() + uint64_t(max_ms) * 1000000ull;
+  for (;;) {
+    if (dump_now(r, reason, nullptr)) return true;
+    if (!dumper_busy()) return false;  // it ran and failed (and said why)
+    const uint64_t now = monotonic_ns();
+    if (now >= deadline || !wait_while_dumping(unsigned((deadline - now) / 1000000ull))) return false;
   }
-  if (dirfd >= 0) close(dirfd);
-  g_dumping.store(false, std::memory_order_release);
-  errno = saved_errno;
-  return ok;
 }
 
 bool dumper_busy() { return g_dumping.load(std::memory_order_acquire); }
+
+bool wait_while_dumping(unsigned max_ms) {
+  for (unsigned waited = 0; dumper_busy(); waited += 10) {
+    if (waited >= max_ms) return false;
+    usleep(10000);
+  }
+  return true;
+}
 
 void dumper_atfork_prepare() {}
 void dumper_atfork_parent() {}
@@ -456,7 +272,8 @@ void dumper_atfork_child() {
     if (Symbolizer* fresh = new (std::nothrow) Symbolizer()) g_symbolizer = fresh;
   }
   g_dumping.store(false);
-  g_last_failure_mono.store(0);
+  g_busy_warned.store(false);
+  g_episodes.reset();
   g_dump_seq.store(0);
 }
 

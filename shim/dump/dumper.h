@@ -1,7 +1,13 @@
 // Deciding when to dump, and making sure a dump can be written when memory
 // is short: the directory is prepared at start-up, one thread dumps at a time
-// (a compare-and-swap guard, the others keep running), the bundle is written
-// under a temporary name and renamed when complete.
+// (the dump slot: a compare-and-swap guard, the others keep running), the
+// bundle is written under a temporary name and renamed when complete.
+//
+// A dump, step by step (docs/design.md, "Dumping"):
+//   take the dump slot -> open the directory, name the bundle, make the
+//   temporary directory (bundle_dir.h) -> write the files (bundle_writer.h:
+//   snapshot, reconcile, one writer per file) -> publish: fsync, rename,
+//   fsync the directory, prune, report one line -> release the slot.
 #pragma once
 #include <cstdint>
 
@@ -18,9 +24,14 @@ void dumper_on_failure(const FailureInfo& f);
 // Writes a bundle now (signal thread, exit); false if another dump runs or
 // writing failed.
 bool dump_now(Recorder* r, DumpReason reason, const FailureInfo* f);
+// Waits (at most max_ms) for a dump in progress, then writes one; false if
+// the slot stayed taken or writing failed.
+bool dump_when_free(Recorder* r, DumpReason reason, unsigned max_ms);
 
 // True while some thread writes a bundle.
 bool dumper_busy();
+// Waits while some thread writes a bundle, at most max_ms; true once free.
+bool wait_while_dumping(unsigned max_ms);
 
 void dumper_atfork_prepare();
 void dumper_atfork_parent();

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "common/config.h"
+#include "shim/base/fd_io.h"
 #include "shim/base/hook_table.h"
 
 namespace gpumemrec {
@@ -34,15 +35,113 @@ constexpr unsigned long long kNvmlValueNotAvailable = ~0ull;
 std::string proc_comm(uint32_t pid) {
   char path[64];
   std::snprintf(path, sizeof path, "/proc/%u/comm", pid);
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return "";
-  char buf[256];
-  ssize_t n = read(fd, buf, sizeof buf - 1);
-  close(fd);
-  if (n <= 0) return "";
-  buf[n] = '\0';
-  if (char* nl = std::strchr(buf, '\n')) *nl = '\0';
-  return buf;
+  std::string name = read_file_at(AT_FDCWD, path, 255);
+  size_t nl = name.find('\n');
+  if (nl != std::string::npos) name.resize(nl);
+  return name;
+}
+
+using ListFn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int*, NvmlProcessInfo*);
+using ListV1Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int*, NvmlProcessInfoV1*);
+
+// The NVML entry points we use, resolved in an already dlopen'ed library.
+struct Nvml {
+  nvmlReturn_t (*init)() = nullptr;
+  nvmlReturn_t (*shutdown)() = nullptr;
+  nvmlReturn_t (*by_index)(unsigned int, nvmlDevice_t*) = nullptr;
+  nvmlReturn_t (*by_bus)(const char*, nvmlDevice_t*) = nullptr;
+  ListFn compute = nullptr, graphics = nullptr;
+  ListV1Fn compute_v1 = nullptr;
+  nvmlReturn_t (*proc_name)(unsigned int, char*, unsigned int) = nullptr;
+
+  bool resolve(void* h) {
+    auto sym = [&](const char* n) { return real_dlsym()(h, n); };
+    init = reinterpret_cast<decltype(init)>(sym("nvmlInit_v2"));
+    shutdown = reinterpret_cast<decltype(shutdown)>(sym("nvmlShutdown"));
+    by_index = reinterpret_cast<decltype(by_index)>(sym("nvmlDeviceGetHandleByIndex_v2"));
+    by_bus = reinterpret_cast<decltype(by_bus)>(sym("nvmlDeviceGetHandleByPciBusId_v2"));
+    compute = reinterpret_cast<ListFn>(sym("nvmlDeviceGetComputeRunningProcesses_v3"));
+    if (!compute) compute = reinterpret_cast<ListFn>(sym("nvmlDeviceGetComputeRunningProcesses_v2"));
+    graphics = reinterpret_cast<ListFn>(sym("nvmlDeviceGetGraphicsRunningProcesses_v3"));
+    if (!graphics) graphics = reinterpret_cast<ListFn>(sym("nvmlDeviceGetGraphicsRunningProcesses_v2"));
+    compute_v1 = reinterpret_cast<ListV1Fn>(sym("nvmlDeviceGetComputeRunningProcesses"));
+    proc_name = reinterpret_cast<decltype(proc_name)>(sym("nvmlSystemGetProcessName"));
+    return init && by_index && (compute || compute_v1);
+  }
+};
+
+// CUDA ordinals follow CUDA_VISIBLE_DEVICES, NVML indexes do not: match by
+// PCI bus id when the CUDA driver can give it.
+nvmlDevice_t find_device(const Nvml& n, int device) {
+  nvmlDevice_t dev = nullptr;
+  using BusIdFn = int (*)(char*, int, int);
+  if (auto bus = reinterpret_cast<BusIdFn>(lookup_library_symbol(Library::CUDA, "cuDeviceGetPCIBusId"))) {
+    char id[64] = {};
+    if (device >= 0 && bus(id, sizeof id - 1, device) == 0 && n.by_bus && n.by_bus(id, &dev) != kNvmlSuccess)
+      dev = nullptr;
+  }
+  if (!dev && n.by_index(unsigned(device < 0 ? 0 : device), &dev) != kNvmlSuccess) dev = nullptr;
+  return dev;
+}
+
+// One entry per pid (compute and graphics lists may both name it), the
+// largest figure NVML gave.
+void add_process(std::vector<GpuProcess>* procs, uint32_t pid, unsigned long long used) {
+  for (auto& p : *procs)
+    if (p.pid == pid) {
+      if (used != kNvmlValueNotAvailable && (!p.has_used || used > p.used_bytes)) {
+        p.used_bytes = used;
+        p.has_used = true;
+      }
+      return;
+    }
+  GpuProcess p;
+  p.pid = pid;
+  p.has_used = used != kNvmlValueNotAvailable;
+  p.used_bytes = p.has_used ? used : 0;
+  p.is_self = pid == uint32_t(getpid());
+  procs->push_back(p);
+}
+
+bool list_processes(const Nvml& n, nvmlDevice_t dev, std::vector<GpuProcess>* procs) {
+  bool listed = false;
+  for (ListFn fn : {n.compute, n.graphics}) {
+    if (!fn) continue;
+    unsigned int count = 256;
+    std::vector<NvmlProcessInfo> info(count);
+    nvmlReturn_t rc = fn(dev, &count, info.data());
+    if (rc == kNvmlInsufficientSize && count > 0 && count < 65536) {
+      info.resize(count);
+      rc = fn(dev, &count, info.data());
+    }
+    if (rc != kNvmlSuccess) continue;
+    listed = true;
+    for (unsigned int i = 0; i < count && i < info.size(); ++i) add_process(procs, info[i].pid, info[i].usedGpuMemory);
+  }
+  if (!listed && n.compute_v1) {
+    unsigned int count = 256;
+    std::vector<NvmlProcessInfoV1> info(count);
+    if (n.compute_v1(dev, &count, info.data()) == kNvmlSuccess) {
+      listed = true;
+      for (unsigned int i = 0; i < count && i < info.size(); ++i)
+        add_process(procs, info[i].pid, info[i].usedGpuMemory);
+    }
+  }
+  return listed;
+}
+
+void name_processes(const Nvml& n, std::vector<GpuProcess>* procs) {
+  for (auto& p : *procs) {
+    char name[256] = {};
+    if (n.proc_name && n.proc_name(p.pid, name, sizeof name - 1) == kNvmlSuccess && name[0]) {
+      const char* base = std::strrchr(name, '/');
+      p.name = base ? base + 1 : name;
+    } else {
+      p.name = proc_comm(p.pid);
+    }
+  }
+  std::sort(procs->begin(), procs->end(),
+            [](const GpuProcess& a, const GpuProcess& b) { return a.used_bytes > b.used_bytes; });
 }
 
 }  // namespace
@@ -54,99 +153,29 @@ GpuProcessReport query_gpu_processes(int device) {
     r.error = "NVML (libnvidia-ml.so.1) is not available";
     return r;
   }
-  auto sym = [&](const char* n) { return real_dlsym()(h, n); };
-  auto init = reinterpret_cast<nvmlReturn_t (*)()>(sym("nvmlInit_v2"));
-  auto shutdown = reinterpret_cast<nvmlReturn_t (*)()>(sym("nvmlShutdown"));
-  auto by_index = reinterpret_cast<nvmlReturn_t (*)(unsigned int, nvmlDevice_t*)>(sym("nvmlDeviceGetHandleByIndex_v2"));
-  auto by_bus = reinterpret_cast<nvmlReturn_t (*)(const char*, nvmlDevice_t*)>(sym("nvmlDeviceGetHandleByPciBusId_v2"));
-  using ListFn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int*, NvmlProcessInfo*);
-  using ListV1Fn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int*, NvmlProcessInfoV1*);
-  ListFn compute = reinterpret_cast<ListFn>(sym("nvmlDeviceGetComputeRunningProcesses_v3"));
-  if (!compute) compute = reinterpret_cast<ListFn>(sym("nvmlDeviceGetComputeRunningProcesses_v2"));
-  ListFn graphics = reinterpret_cast<ListFn>(sym("nvmlDeviceGetGraphicsRunningProcesses_v3"));
-  if (!graphics) graphics = reinterpret_cast<ListFn>(sym("nvmlDeviceGetGraphicsRunningProcesses_v2"));
-  ListV1Fn compute_v1 = reinterpret_cast<ListV1Fn>(sym("nvmlDeviceGetComputeRunningProcesses"));
-  auto proc_name = reinterpret_cast<nvmlReturn_t (*)(unsigned int, char*, unsigned int)>(sym("nvmlSystemGetProcessName"));
-  if (!init || !by_index || (!compute && !compute_v1)) {
+  Nvml n;
+  if (!n.resolve(h)) {
     r.error = "NVML lacks the entry points we need";
     dlclose(h);
     return r;
   }
-  if (init() != kNvmlSuccess) {
+  if (n.init() != kNvmlSuccess) {
     r.error = "nvmlInit failed";
     dlclose(h);
     return r;
   }
-  nvmlDevice_t dev = nullptr;
-  // CUDA ordinals follow CUDA_VISIBLE_DEVICES, NVML indexes do not: match by
-  // PCI bus id when the CUDA driver can give it.
-  using BusIdFn = int (*)(char*, int, int);
-  if (auto bus = reinterpret_cast<BusIdFn>(lookup_library_symbol(Library::CUDA, "cuDeviceGetPCIBusId"))) {
-    char id[64] = {};
-    if (device >= 0 && bus(id, sizeof id - 1, device) == 0 && by_bus && by_bus(id, &dev) != kNvmlSuccess) dev = nullptr;
-  }
-  if (!dev && by_index(unsigned(device < 0 ? 0 : device), &dev) != kNvmlSuccess) dev = nullptr;
+  std::vector<GpuProcess> procs;
+  nvmlDevice_t dev = find_device(n, device);
   if (!dev) {
     r.error = "NVML does not know device " + std::to_string(device);
+  } else if (!list_processes(n, dev, &procs)) {
+    r.error = "NVML would not list the processes on the device";
   } else {
-    std::vector<GpuProcess> procs;
-    auto add = [&](uint32_t pid, unsigned long long used) {
-      for (auto& p : procs)
-        if (p.pid == pid) {
-          if (used != kNvmlValueNotAvailable && (!p.has_used || used > p.used_bytes)) {
-            p.used_bytes = used;
-            p.has_used = true;
-          }
-          return;
-        }
-      GpuProcess p;
-      p.pid = pid;
-      p.has_used = used != kNvmlValueNotAvailable;
-      p.used_bytes = p.has_used ? used : 0;
-      p.is_self = pid == uint32_t(getpid());
-      procs.push_back(p);
-    };
-    bool listed = false;
-    for (ListFn fn : {compute, graphics}) {
-      if (!fn) continue;
-      unsigned int count = 256;
-      std::vector<NvmlProcessInfo> info(count);
-      nvmlReturn_t rc = fn(dev, &count, info.data());
-      if (rc == kNvmlInsufficientSize && count > 0 && count < 65536) {
-        info.resize(count);
-        rc = fn(dev, &count, info.data());
-      }
-      if (rc != kNvmlSuccess) continue;
-      listed = true;
-      for (unsigned int i = 0; i < count && i < info.size(); ++i) add(info[i].pid, info[i].usedGpuMemory);
-    }
-    if (!listed && compute_v1) {
-      unsigned int count = 256;
-      std::vector<NvmlProcessInfoV1> info(count);
-      if (compute_v1(dev, &count, info.data()) == kNvmlSuccess) {
-        listed = true;
-        for (unsigned int i = 0; i < count && i < info.size(); ++i) add(info[i].pid, info[i].usedGpuMemory);
-      }
-    }
-    if (!listed) {
-      r.error = "NVML would not list the processes on the device";
-    } else {
-      for (auto& p : procs) {
-        char name[256] = {};
-        if (proc_name && proc_name(p.pid, name, sizeof name - 1) == kNvmlSuccess && name[0]) {
-          const char* base = std::strrchr(name, '/');
-          p.name = base ? base + 1 : name;
-        } else {
-          p.name = proc_comm(p.pid);
-        }
-      }
-      std::sort(procs.begin(), procs.end(),
-                [](const GpuProcess& a, const GpuProcess& b) { return a.used_bytes > b.used_bytes; });
-      r.processes = std::move(procs);
-      r.available = true;
-    }
+    name_processes(n, &procs);
+    r.processes = std::move(procs);
+    r.available = true;
   }
-  if (shutdown) shutdown();
+  if (n.shutdown) n.shutdown();
   // The library stays loaded: NVML does not support being unloaded and
   // loaded again in one process reliably.
   return r;

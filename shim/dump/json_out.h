@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <new>
 
+#include "shim/base/fd_io.h"
 #include "shim/dump/dump_memory.h"
 
 namespace gpumemrec {
@@ -52,16 +53,9 @@ class FdOut {
 
  private:
   void drain() {
-    size_t off = 0;
-    while (off < len_ && error_ == 0) {
-      ssize_t w = ::write(fd_, buf_ + off, len_ - off);
-      if (w < 0) {
-        if (errno == EINTR) continue;
-        error_ = errno;
-        break;
-      }
-      off += size_t(w);
-      total_ += uint64_t(w);
+    if (error_ == 0 && len_ > 0) {
+      error_ = fd_write_all(fd_, buf_, len_);
+      if (error_ == 0) total_ += len_;
     }
     len_ = 0;
   }

@@ -54,10 +54,7 @@ void* dump_thread_main(void* arg) {
     if (n <= 0) break;
     // Another thread may be writing an out-of-memory bundle: this thread can
     // afford to wait for it (up to a minute), then writes its own.
-    for (int tries = 0; tries < 6000; ++tries) {
-      if (dump_now(g_recorder_for_signal, DumpReason::kSignal, nullptr) || !dumper_busy()) break;
-      usleep(10000);
-    }
+    dump_when_free(g_recorder_for_signal, DumpReason::kSignal, 60000);
   }
   return nullptr;
 }

@@ -1,21 +1,24 @@
 // snapshot.pickle in every bundle: the PyTorch memory-snapshot format
 // (pytorch.org/memory_viz, `python -m torch.cuda._memory_viz`), made from the
-// bundle's own JSON files once they are complete, with the same code the
-// `gpumemrec export --format memory-viz` command uses (common/memviz_snapshot).
+// in-memory model the dump already holds (dump_model.h) with the same code
+// `gpumemrec export --format memory-viz` uses (common/memviz_snapshot.h).
+// Nothing is read back from the bundle.
 #pragma once
 #include <cstdint>
 #include <string>
 
+#include "common/bundle_model.h"
+
 namespace gpumemrec {
+
+struct BundleFiles;
 
 // Rings bigger than this are not converted at dump time (it would dominate
 // the dump's time and memory); `gpumemrec export` converts any bundle.
 constexpr uint64_t kSnapshotMaxEvents = 200000;
 
-// `dir` is the (still temporary) bundle directory, `dirfd` an open fd on it,
-// with every JSON file and manifest.json written. Writes snapshot.pickle and
-// rewrites manifest.json (through a temporary file and a rename) to list it.
-// On failure nothing is left behind and the bundle stays as it was.
-bool add_snapshot_pickle(const std::string& dir, int dirfd, std::string* error);
+// Writes snapshot.pickle from `b` (events, allocations, stacks, metadata).
+// On failure the file is removed, left out of files.names, and *error says why.
+bool write_snapshot_pickle(BundleFiles& files, const model::Bundle& b, std::string* error);
 
 }  // namespace gpumemrec

@@ -79,6 +79,10 @@ Symbolizer::~Symbolizer() {
 const char* Symbolizer::backend() const { return impl_->handle ? "libdw" : "dladdr"; }
 
 void Symbolizer::begin() {
+  // Addresses are only meaningful for the modules loaded now: a library
+  // unloaded since the last dump may have been replaced by another at the
+  // same address. The cache lives for one dump.
+  cache_.clear();
   Impl& d = *impl_;
   if (!d.load()) return;
   if (d.dwfl) return;

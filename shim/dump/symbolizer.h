@@ -23,8 +23,9 @@ class Symbolizer {
  public:
   Symbolizer();
   ~Symbolizer();
-  // Starts a session: re-reads the process's modules (new libraries may have
-  // been loaded since the last dump).
+  // Starts a session: re-reads the process's modules (libraries may have
+  // been loaded or unloaded since the last dump) and forgets every address
+  // described before.
   void begin();
   void end();
   // `ip` is a return address; the call instruction before it is described.
@@ -34,7 +35,7 @@ class Symbolizer {
  private:
   struct Impl;
   Impl* impl_;
-  std::unordered_map<uint64_t, NativeFrameInfo> cache_;
+  std::unordered_map<uint64_t, NativeFrameInfo> cache_;  // this session only
 };
 
 std::string demangle(const char* name);

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/event.h"
 #include "shim/base/spinlock.h"
 
 namespace gpumemrec {
@@ -24,6 +25,22 @@ struct LiveEntry {
   uint8_t api = 0;
   uint8_t memory_type = 0;
 };
+
+// The live entry an allocation event stands for (the recorder when it
+// records the allocation, the dumper when it reconciles with the ring).
+inline LiveEntry live_entry_from_event(const Event& e) {
+  LiveEntry a;
+  a.key = e.address;
+  a.size = e.size;
+  a.time_ns = e.time_ns;
+  a.seq = e.seq;
+  a.stack_id = e.stack_id;
+  a.tid = e.tid;
+  a.device = int16_t(event_device(e));
+  a.api = e.api;
+  a.memory_type = uint8_t(event_memory_type(e));
+  return a;
+}
 
 class LiveTable {
  public:

@@ -196,17 +196,8 @@ void record_alloc(HookId api, int device, uint64_t address, uint64_t size, uint6
   uint32_t stack = capture_stack_id(r);
   Event e;
   e.seq = r->ring.claim();
-  LiveEntry le;
-  le.key = address;
-  le.size = size;
-  le.time_ns = t1;
-  le.seq = e.seq;
-  le.stack_id = stack;
-  le.tid = current_tid();
-  le.device = int16_t(device);
-  le.api = uint8_t(api);
-  le.memory_type = uint8_t(type);
   fill(e, api, EventKind::kAlloc, type, device, address, size, stream, t0_ns, t1, result, stack);
+  const LiveEntry le = live_entry_from_event(e);
   if (address != 0) {  // cudaMalloc(p, 0) succeeds with NULL: nothing is held
     LiveTable& table = type == MemoryType::kPhysical ? r->handles : r->live;
     if (!table.insert(le)) GM_WARN("live table out of memory; allocation at {:#x} is not tracked", address);

@@ -1,0 +1,67 @@
+// The dump directory and the bundle directories in it: opening the directory
+// safely, naming a bundle, the temporary directory a bundle is written in,
+// removing a bundle, and pruning old ones (MAX_DUMPS, MAX_TOTAL_MB).
+#pragma once
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/config.h"
+#include "common/event.h"
+
+namespace gpumemrec {
+
+// mkdir -p with mode 0700 for what it creates.
+bool make_dirs(const std::string& path, std::string* why);
+// The dump directory (created if missing), opened without following a
+// symlink in its last component; refused when another user can write to it
+// and it is not sticky. -1 and *why on failure.
+int open_dump_dir(const std::string& dir, std::string* why);
+
+// oom_dump_<UTC stamp>_<pid>_<backend>_<seq>, gpumemprof's field order.
+std::string make_bundle_name(uint64_t realtime_ns, Backend backend, int pid, int seq);
+// ".tmp-<name>": where a bundle is written before it is renamed into place.
+std::string tmp_bundle_name(const std::string& name);
+
+// Removes directory `name` (in dirfd) and the regular files in it, without
+// allocating (a failed dump may have run out of memory).
+void remove_bundle_dir(int dirfd, const char* name);
+
+// A bundle being written: the temporary directory, removed on destruction
+// unless published.
+class TmpBundle {
+ public:
+  TmpBundle(int dirfd, std::string name) : dirfd_(dirfd), name_(std::move(name)), tmp_(tmp_bundle_name(name_)) {}
+  ~TmpBundle() { discard(); }
+  TmpBundle(const TmpBundle&) = delete;
+  TmpBundle& operator=(const TmpBundle&) = delete;
+  bool create(std::string* why);  // mkdir 0700 + open
+  int fd() const { return fd_; }
+  // fsync the bundle, rename it into place, fsync the dump directory.
+  bool publish(std::string* why);
+  void discard();
+
+ private:
+  int dirfd_;
+  std::string name_, tmp_;
+  int fd_ = -1;
+  bool created_ = false;
+};
+
+struct BundleOnDisk {
+  std::string name;
+  time_t mtime = 0;
+  uint64_t bytes = 0;
+};
+// This user's bundle directories (oom_dump_*) in dirfd.
+std::vector<BundleOnDisk> list_bundles(int dirfd);
+// Which bundles to remove so that at most max_dumps bundles and max_total_mb
+// MiB remain (0 = no limit): oldest first (mtime, then name), never `keep`.
+std::vector<std::string> bundles_to_prune(std::vector<BundleOnDisk> bundles, uint64_t max_dumps,
+                                          uint64_t max_total_mb, const std::string& keep);
+// list_bundles + bundles_to_prune + remove; logs each bundle removed.
+void prune_bundles(int dirfd, const Config& c, const std::string& keep);
+
+}  // namespace gpumemrec

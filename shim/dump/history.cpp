@@ -1,0 +1,24 @@
+#include "shim/dump/history.h"
+
+#include <map>
+
+namespace gpumemrec {
+
+void make_history_consistent(std::vector<Event>* events, const std::vector<LiveEntry>& live_at_cut) {
+  // Running totals per device (event_device(): -1 for unknown devices),
+  // started at the base: final total minus every change in the cut.
+  std::map<int, int64_t> running;
+  for (const LiveEntry& a : live_at_cut)
+    if (MemoryType(a.memory_type) != MemoryType::kMapping) running[a.device] += int64_t(a.size);
+  for (const Event& e : *events) running[event_device(e)] -= event_memory_change(e);
+  uint64_t latest_ns = 0;
+  for (Event& e : *events) {
+    int64_t& total = running[event_device(e)];
+    total += event_memory_change(e);
+    e.live_after = total < 0 ? 0 : uint64_t(total);
+    if (e.time_ns < latest_ns) e.time_ns = latest_ns;
+    latest_ns = e.time_ns;
+  }
+}
+
+}  // namespace gpumemrec

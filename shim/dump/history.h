@@ -1,0 +1,38 @@
+// One consistent history in events.json (docs/bundle-format.md, "Order of
+// events"). Threads that allocate at once take their timestamp, their
+// sequence number and their running total (`live_after`) at three different
+// moments, so in seq order a preempted thread shows a total that was never
+// the device's (39.7 MB -> 87.6 MB -> 40.1 MB) and a timestamp from the past.
+// At dump time, over the events of the cut in seq order:
+//  - memory_allocated is recomputed by replaying each event's change from a
+//    base per device: the reconciled live set at the cut minus the changes of
+//    the events in the cut, so the last total of each device is what
+//    allocations.json holds;
+//  - a timestamp is never earlier than the one before it: each event takes
+//    the latest timestamp recorded so far (its own or an earlier event's).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "common/event.h"
+#include "shim/record/live_table.h"
+
+namespace gpumemrec {
+
+// Bytes an event adds to (or removes from) its device's total: a successful
+// allocation adds its size, a successful free of a known allocation removes
+// its size; nothing else (failures, mappings) changes the total.
+inline int64_t event_memory_change(const Event& e) {
+  switch (event_kind(e)) {
+    case EventKind::kAlloc: return e.address ? int64_t(e.size) : 0;
+    case EventKind::kFree: return -int64_t(e.size);
+    default: return 0;
+  }
+}
+
+// Rewrites live_after and time_ns of `events` (the cut, in seq order).
+// `live_at_cut`: the reconciled live set ("mapping" entries are not counted).
+void make_history_consistent(std::vector<Event>* events, const std::vector<LiveEntry>& live_at_cut);
+
+}  // namespace gpumemrec

@@ -1,0 +1,38 @@
+// Reconciling the live tables' snapshot with the ring (docs/reliability.md,
+// section 2). The live tables are copied first, then the ring is cut; while
+// the shards were copied other threads kept allocating and freeing, so the
+// copy can miss an allocation whose event is in the ring, or still list one
+// whose free is. Replaying the ring's events over the copy fixes both:
+//  - an allocation whose event is in the ring and not freed there is listed,
+//    even if the copy missed it;
+//  - an allocation whose free event is in the ring is not listed;
+//  - an older entry at an address the ring re-allocates is superseded.
+// Addresses and VMM handles are separate key spaces (a handle can equal an
+// address); "mapping" events and failed allocations (address 0) change nothing.
+#pragma once
+#include <vector>
+
+#include "common/event.h"
+#include "shim/record/live_table.h"
+
+namespace gpumemrec {
+
+class Reconciler {
+ public:
+  // `live`: the live tables' snapshot, taken before the ring's cut.
+  explicit Reconciler(std::vector<LiveEntry> live);
+  // Each event of the cut, in seq order.
+  void apply(const Event& e);
+  // The reconciled live set, largest first (then oldest first).
+  std::vector<LiveEntry> finish();
+
+ private:
+  LiveEntry* find(uint64_t key, bool physical);
+  void on_alloc(const Event& e, bool physical);
+  void on_free(const Event& e, bool physical);
+
+  std::vector<LiveEntry> live_;   // sorted by (physical, key)
+  std::vector<LiveEntry> added_;  // allocations the snapshot missed
+};
+
+}  // namespace gpumemrec

@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+"""The dump layer, end to end: one consistent history in events.json under
+8 threads, metadata and environment fields (docs/bundle-format.md), secrets
+kept out of environment.json, snapshot.pickle from the in-memory snapshot,
+and the symbolizer across a library unloaded and replaced at the same
+address."""
+import os
+import subprocess
+import sys
+
+from gm_e2e import BUILD, Bundle, check, main, program, run
+
+CHUNK = 16 << 20
+
+
+def replay_problems(b):
+    """Replays events.json in seq order: timestamps never go back, each
+    device's memory_allocated moves by exactly the event's memory_change, and
+    the last total of each device is what allocations.json holds."""
+    bad = []
+    last_ts = None
+    totals = {}
+    prev_seq = 0
+    for e in b.events:
+        if e["seq"] <= prev_seq:
+            bad.append("seq %d after %d" % (e["seq"], prev_seq))
+        prev_seq = e["seq"]
+        if last_ts is not None and e["timestamp"] < last_ts:
+            bad.append("seq %d: timestamp %.6f before %.6f" % (e["seq"], e["timestamp"], last_ts))
+        last_ts = e["timestamp"]
+        d = e["device_id"]
+        if d in totals and e["memory_allocated"] != totals[d] + e["memory_change"]:
+            bad.append("seq %d: memory_allocated %d != %d %+d" % (e["seq"], e["memory_allocated"], totals[d],
+                                                                 e["memory_change"]))
+        totals[d] = e["memory_allocated"]
+    live = {}
+    for a in b.allocations:
+        if a["memory_type"] != "mapping":
+            live[a["device_id"]] = live.get(a["device_id"], 0) + a["size"]
+    for d, t in totals.items():
+        if t != live.get(d, 0):
+            bad.append("device %d: history ends at %d, allocations.json holds %d" % (d, t, live.get(d, 0)))
+    return bad
+
+
+def history_8_threads():
+    # Small device: the threads run into out-of-memory while others allocate,
+    # so the mid-run bundles are cut while 8 threads are recording.
+    r = run([program("mt_alloc"), "8", "20000", str(1 << 20)], capacity=48 << 20, timeout=300,
+            env_extra={"GPUMEMREC_DUMP_AT_EXIT": "1", "GPUMEMREC_RING_EVENTS": "262144",
+                       "GPUMEMREC_EPISODE_MS": "50", "GPUMEMREC_MAX_DUMPS": "0", "GPUMEMREC_MAX_TOTAL_MB": "0",
+                       "GPUMEMREC_STACK_DEPTH": "4"})
+    check(r.rc == 0, "mt_alloc exited %d: %s" % (r.rc, r.stderr[-800:]))
+    bundles = [Bundle(p) for p in r.bundles()]
+    mids = [b for b in bundles if b.metadata["reason"] == "oom"]
+    check(mids, "no out-of-memory bundle written while the threads ran")
+    check(any(b.metadata["reason"] == "exit" for b in bundles), "no exit bundle")
+    for b in bundles:
+        bad = replay_problems(b)
+        check(not bad, "%s: events.json is not one history (%d problems):\n  %s" %
+              (b.name, len(bad), "\n  ".join(bad[:8])))
+    print("history_8_threads: %d bundles replayed, %d events in the largest" %
+          (len(bundles), max(len(b.events) for b in bundles)))
+
+
+def metadata_fields():
+    r = run([program("rt_linked"), "cudaMalloc", str(CHUNK)], capacity=CHUNK)
+    b = r.only_bundle()
+    m = b.metadata
+    check(m["exception_type"] == m["error_name"] == "cudaErrorMemoryAllocation", "exception_type %s" % m)
+    check(m["exception_module"] == "cuda_runtime", "exception_module %s" % m["exception_module"])
+    check(m["exception_message"] == m["context"] and "cudaMalloc(" in m["exception_message"], m["exception_message"])
+    check(m["pid"] == b.manifest["pid"] and m["pid"] > 0, "pid %s" % m.get("pid"))
+    check(m["failed_calls_before_dump"] == 0, "failed_calls_before_dump %s" % m["failed_calls_before_dump"])
+    env = b.json("environment.json")
+    s = env["system"]
+    check(s["platform"] == "Linux" and s["architecture"] and s["cpu_count"] >= 1 and s["memory_total"] > 0, s)
+    check(s["gpu_count"] == len(env["devices"]), "gpu_count %s vs devices %s" % (s["gpu_count"], env["devices"]))
+    check(s["detected_backend"] == m["backend"], "detected_backend %s" % s["detected_backend"])
+    # snapshot.pickle (made in memory) is listed, and the manifest lists itself last.
+    files = b.manifest["files"]
+    check("snapshot.pickle" in files and files[-1] == "manifest.json", "manifest files %s" % files)
+    with open(os.path.join(b.path, "snapshot.pickle"), "rb") as f:
+        head = f.read(2)
+    check(head == b"\x80\x02", "snapshot.pickle does not start with PROTO 2: %r" % head)
+    # A driver-level failure names the driver.
+    d = run([program("drv_linked"), "cuMemAlloc_v2", str(CHUNK)], capacity=CHUNK).only_bundle()
+    check(d.metadata["exception_module"] == "cuda_driver", "driver module %s" % d.metadata["exception_module"])
+
+
+def cmdline_redacted():
+    secrets = ["sk-live-0123456789", "tok456", "pw789", "hf_abcdef"]
+    argv = [program("rt_linked"), "cudaMalloc", str(CHUNK), "--api-key=" + secrets[0], "--token", secrets[1],
+            "https://alice:%s@example.com/x" % secrets[2], "HF_TOKEN=" + secrets[3], "--lr", "0.1"]
+    r = run(argv, capacity=CHUNK, env_extra={"HF_TOKEN": "hf_fromenv"})
+    b = r.only_bundle()
+    env = b.json("environment.json")
+    cmd = env["cmdline"]
+    check(cmd[1:3] == ["cudaMalloc", str(CHUNK)] and cmd[-2:] == ["--lr", "0.1"], "cmdline mangled: %s" % cmd)
+    check("--api-key=<redacted>" in cmd and "https://alice:<redacted>@example.com/x" in cmd, cmd)
+    with open(os.path.join(b.path, "environment.json")) as f:
+        text = f.read()
+    for s in secrets + ["hf_fromenv"]:
+        check(s not in text, "secret %s in environment.json" % s)
+    for name in os.listdir(b.path):
+        with open(os.path.join(b.path, name), "rb") as f:
+            data = f.read()
+        for s in secrets:
+            check(s.encode() not in data, "secret %s in %s" % (s, name))
+
+
+def symbolizer_reload():
+    r = run([program("dl_reload")], capacity=256 << 20, env_extra={"GPUMEMREC_EPISODE_MS": "0"})
+    check(r.rc == 0, "dl_reload exited %d: %s %s" % (r.rc, r.stdout, r.stderr[-800:]))
+    calls = [l.split() for l in r.stdout.splitlines() if l.startswith("CALL ")]
+    check(len(calls) == 2 and all(c[3] == "rc=2" for c in calls), "unexpected output:\n" + r.stdout)
+    if calls[0][2] != calls[1][2]:
+        print("symbolizer_reload: the second library was mapped elsewhere (%s, %s); nothing to test" %
+              (calls[0][2], calls[1][2]))
+        return "skip"
+    bundles = [Bundle(p) for p in r.bundles()]
+    check(len(bundles) == 2, "expected two bundles, found %d" % len(bundles))
+    bundles.sort(key=lambda b: int(b.name.rsplit("_", 1)[1]))
+    for b, mine, other in ((bundles[0], "alpha_alloc", "omega_alloc"), (bundles[1], "omega_alloc", "alpha_alloc")):
+        fns = b.functions(b.metadata["stack_id"])
+        check(mine in fns, "%s: failing stack lacks %s: %s" % (b.name, mine, fns))
+        check(other not in fns, "%s: failing stack names %s (a stale symbol): %s" % (b.name, other, fns))
+
+
+def pickle_matches_export():
+    """snapshot.pickle, made from the dump's in-memory model, is byte for
+    byte what `gpumemrec export --format memory-viz` makes from the bundle's
+    files (the same converter fed the same state)."""
+    runs = [run([program("mt_alloc"), "4", "3000", str(1 << 20)], capacity=48 << 20,
+                env_extra={"GPUMEMREC_DUMP_AT_EXIT": "1", "GPUMEMREC_EPISODE_MS": "100000"}),
+            run([program("vmm"), "cuMemCreate", str(CHUNK)], capacity=CHUNK,
+                env_extra={"GPUMEMREC_DUMP_AT_EXIT": "1"})]
+    cli = os.path.join(BUILD, "bin", "gpumemrec")
+    n = 0
+    for r in runs:
+        for path in r.bundles():
+            b = Bundle(path)
+            check("snapshot.pickle" in b.manifest["files"], "%s: no snapshot.pickle" % b.name)
+            out = os.path.join(r.workdir, "export.pickle")
+            p = subprocess.run([cli, "export", "-f", "memory-viz", "-o", out, path], capture_output=True, text=True)
+            check(p.returncode == 0, "export failed: %s" % p.stderr)
+            with open(out, "rb") as f1, open(os.path.join(path, "snapshot.pickle"), "rb") as f2:
+                check(f1.read() == f2.read(), "%s: snapshot.pickle differs from gpumemrec export" % b.name)
+            n += 1
+    check(n >= 3, "only %d bundles compared" % n)
+
+
+CASES = {
+    "history_8_threads": history_8_threads, "metadata_fields": metadata_fields, "cmdline_redacted": cmdline_redacted,
+    "symbolizer_reload": symbolizer_reload, "pickle_matches_export": pickle_matches_export,
+}
+
+if __name__ == "__main__":
+    sys.exit(main(CASES))

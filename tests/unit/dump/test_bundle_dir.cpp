@@ -1,0 +1,114 @@
+// Bundle directory handling: names, pruning, removal, the temporary directory.
+#include <dirent.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <string>
+
+#include "shim/dump/bundle_dir.h"
+
+using namespace gpumemrec;
+
+namespace {
+
+std::string make_tmpdir() {
+  char tmpl[] = "/tmp/gpumemrec-unit-dir-XXXXXX";
+  return mkdtemp(tmpl);
+}
+
+bool exists(const std::string& p) {
+  struct stat st;
+  return lstat(p.c_str(), &st) == 0;
+}
+
+}  // namespace
+
+TEST(BundleDir, NamesFollowGpumemprofsFieldOrder) {
+  // 2025-11-21T12:03:05Z
+  const uint64_t ns = 1763726585ull * 1000000000ull + 123;
+  EXPECT_EQ(make_bundle_name(ns, Backend::kCuda, 4242, 3), "oom_dump_20251121T120305Z_4242_cuda_3");
+  EXPECT_EQ(tmp_bundle_name("oom_dump_x"), ".tmp-oom_dump_x");
+}
+
+TEST(BundleDir, PruneKeepsTheNewestWithinTheCount) {
+  std::vector<BundleOnDisk> b = {{"oom_dump_c", 30, 1}, {"oom_dump_a", 10, 1}, {"oom_dump_b", 20, 1}};
+  EXPECT_EQ(bundles_to_prune(b, 2, 0, "oom_dump_c"), (std::vector<std::string>{"oom_dump_a"}));
+  EXPECT_TRUE(bundles_to_prune(b, 3, 0, "").empty());
+  EXPECT_TRUE(bundles_to_prune(b, 0, 0, "").empty());  // no limits
+}
+
+TEST(BundleDir, PruneByTotalSizeOldestFirst) {
+  const uint64_t mb = 1 << 20;
+  std::vector<BundleOnDisk> b = {{"oom_dump_a", 10, 3 * mb}, {"oom_dump_b", 20, 3 * mb}, {"oom_dump_c", 30, 3 * mb}};
+  EXPECT_EQ(bundles_to_prune(b, 0, 4, "oom_dump_c"), (std::vector<std::string>{"oom_dump_a", "oom_dump_b"}));
+}
+
+TEST(BundleDir, PruneNeverRemovesTheBundleJustWritten) {
+  // The one just written is the oldest by mtime (a clock step): it stays,
+  // the next oldest goes instead.
+  std::vector<BundleOnDisk> b = {{"oom_dump_new", 5, 1}, {"oom_dump_a", 10, 1}, {"oom_dump_b", 20, 1}};
+  EXPECT_EQ(bundles_to_prune(b, 2, 0, "oom_dump_new"), (std::vector<std::string>{"oom_dump_a"}));
+  // Same mtime: ordered by name.
+  std::vector<BundleOnDisk> same = {{"oom_dump_2", 10, 1}, {"oom_dump_1", 10, 1}, {"oom_dump_3", 10, 1}};
+  EXPECT_EQ(bundles_to_prune(same, 1, 0, "oom_dump_3"), (std::vector<std::string>{"oom_dump_1", "oom_dump_2"}));
+}
+
+TEST(BundleDir, PrunesOnDiskOnlyOwnBundleDirectories) {
+  const std::string d = make_tmpdir();
+  for (const char* n : {"oom_dump_1", "oom_dump_2", "oom_dump_3"}) {
+    ASSERT_EQ(mkdir((d + "/" + n).c_str(), 0700), 0);
+    std::ofstream(d + "/" + n + "/events.json") << "[]";
+  }
+  std::ofstream(d + "/oom_dump_file") << "not a directory";
+  ASSERT_EQ(symlink("/tmp", (d + "/oom_dump_link").c_str()), 0);
+  int fd = open(d.c_str(), O_RDONLY | O_DIRECTORY);
+  ASSERT_GE(fd, 0);
+  EXPECT_EQ(list_bundles(fd).size(), 3u);
+  Config c;
+  c.max_dumps = 1;
+  c.max_total_mb = 0;
+  prune_bundles(fd, c, "oom_dump_2");
+  close(fd);
+  EXPECT_FALSE(exists(d + "/oom_dump_1"));
+  EXPECT_TRUE(exists(d + "/oom_dump_2"));
+  EXPECT_FALSE(exists(d + "/oom_dump_3"));
+  EXPECT_TRUE(exists(d + "/oom_dump_file"));
+  EXPECT_TRUE(exists(d + "/oom_dump_link"));
+}
+
+TEST(BundleDir, TmpBundleIsRemovedUnlessPublished) {
+  const std::string d = make_tmpdir();
+  int fd = open(d.c_str(), O_RDONLY | O_DIRECTORY);
+  ASSERT_GE(fd, 0);
+  std::string why;
+  {
+    TmpBundle t(fd, "oom_dump_x");
+    ASSERT_TRUE(t.create(&why)) << why;
+    int f = openat(t.fd(), "events.json", O_WRONLY | O_CREAT | O_EXCL, 0600);
+    ASSERT_GE(f, 0);
+    close(f);
+    EXPECT_TRUE(exists(d + "/.tmp-oom_dump_x/events.json"));
+  }
+  EXPECT_FALSE(exists(d + "/.tmp-oom_dump_x"));
+  {
+    TmpBundle t(fd, "oom_dump_y");
+    ASSERT_TRUE(t.create(&why)) << why;
+    int f = openat(t.fd(), "events.json", O_WRONLY | O_CREAT | O_EXCL, 0600);
+    close(f);
+    EXPECT_TRUE(t.publish(&why)) << why;
+  }
+  EXPECT_TRUE(exists(d + "/oom_dump_y"));
+  EXPECT_FALSE(exists(d + "/.tmp-oom_dump_y"));
+  {
+    TmpBundle t(fd, "oom_dump_y");  // the name is taken: publishing fails, nothing left
+    ASSERT_TRUE(t.create(&why));
+    int f = openat(t.fd(), "x", O_WRONLY | O_CREAT | O_EXCL, 0600);
+    close(f);
+    EXPECT_FALSE(t.publish(&why));
+  }
+  EXPECT_FALSE(exists(d + "/.tmp-oom_dump_y"));
+  close(fd);
+}

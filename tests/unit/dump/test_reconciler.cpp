@@ -1,0 +1,145 @@
+// The reconciliation of the live tables' snapshot with the ring, and the one
+// consistent history (running totals, timestamps) written to events.json.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "shim/dump/history.h"
+#include "shim/dump/reconciler.h"
+
+using namespace gpumemrec;
+
+namespace {
+
+Event make_event(uint64_t seq, EventKind k, uint64_t addr, uint64_t size, int device = 0,
+                 MemoryType t = MemoryType::kDevice, uint64_t time_ns = 0) {
+  Event e{};
+  e.seq = seq;
+  e.time_ns = time_ns ? time_ns : 1000 * seq;
+  e.address = addr;
+  e.size = size;
+  e.device1 = uint8_t(device + 1);
+  e.kind_type = pack_kind_type(k, t);
+  e.stack_id = uint32_t(seq);
+  return e;
+}
+
+LiveEntry live(uint64_t key, uint64_t size, uint64_t seq, MemoryType t = MemoryType::kDevice, int device = 0) {
+  LiveEntry a;
+  a.key = key;
+  a.size = size;
+  a.seq = seq;
+  a.device = int16_t(device);
+  a.memory_type = uint8_t(t);
+  return a;
+}
+
+std::vector<uint64_t> keys(const std::vector<LiveEntry>& v) {
+  std::vector<uint64_t> out;
+  for (auto& a : v) out.push_back(a.key);
+  return out;
+}
+
+}  // namespace
+
+TEST(Reconciler, KeepsTheSnapshotWhenTheRingAgrees) {
+  Reconciler r({live(0x100, 10, 1), live(0x200, 30, 2)});
+  r.apply(make_event(1, EventKind::kAlloc, 0x100, 10));
+  r.apply(make_event(2, EventKind::kAlloc, 0x200, 30));
+  EXPECT_EQ(keys(r.finish()), (std::vector<uint64_t>{0x200, 0x100}));  // largest first
+}
+
+TEST(Reconciler, AddsAnAllocationTheSnapshotMissed) {
+  Reconciler r({live(0x100, 10, 1)});
+  r.apply(make_event(1, EventKind::kAlloc, 0x100, 10));
+  r.apply(make_event(2, EventKind::kAlloc, 0x300, 5));  // inserted after its shard was copied
+  auto out = r.finish();
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[1].key, 0x300u);
+  EXPECT_EQ(out[1].seq, 2u);
+  EXPECT_EQ(out[1].stack_id, 2u);  // made from the event
+}
+
+TEST(Reconciler, DropsAnAllocationFreedInTheRing) {
+  Reconciler r({live(0x100, 10, 1), live(0x200, 20, 2)});
+  r.apply(make_event(3, EventKind::kFree, 0x100, 10));
+  EXPECT_EQ(keys(r.finish()), (std::vector<uint64_t>{0x200}));
+}
+
+TEST(Reconciler, AFreeOlderThanTheListedAllocationKeepsIt) {
+  // The address was freed (seq 3) and handed out again (seq 7, listed).
+  Reconciler r({live(0x100, 10, 7)});
+  r.apply(make_event(3, EventKind::kFree, 0x100, 10));
+  r.apply(make_event(7, EventKind::kAlloc, 0x100, 10));
+  auto out = r.finish();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].seq, 7u);
+}
+
+TEST(Reconciler, AReallocationSupersedesAnOlderEntry) {
+  Reconciler r({live(0x100, 10, 2)});  // missed free of seq 2; seq 9 re-allocates
+  r.apply(make_event(9, EventKind::kAlloc, 0x100, 64));
+  auto out = r.finish();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].seq, 9u);
+  EXPECT_EQ(out[0].size, 64u);
+}
+
+TEST(Reconciler, AllocatedAndFreedInTheRingIsNotListed) {
+  Reconciler r({});
+  r.apply(make_event(1, EventKind::kAlloc, 0x100, 10));
+  r.apply(make_event(2, EventKind::kFree, 0x100, 10));
+  EXPECT_TRUE(r.finish().empty());
+}
+
+TEST(Reconciler, HandlesAndAddressesAreSeparateKeys) {
+  Reconciler r({live(0x100, 10, 1), live(0x100, 99, 2, MemoryType::kPhysical)});
+  r.apply(make_event(3, EventKind::kFree, 0x100, 99, 0, MemoryType::kPhysical));
+  auto out = r.finish();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(MemoryType(out[0].memory_type), MemoryType::kDevice);
+}
+
+TEST(Reconciler, MappingsAndFailuresChangeNothing) {
+  Reconciler r({live(0x100, 10, 1)});
+  r.apply(make_event(2, EventKind::kUnmap, 0x100, 10, 0, MemoryType::kMapping));
+  r.apply(make_event(3, EventKind::kOom, 0, 1 << 30));
+  r.apply(make_event(4, EventKind::kFreeFailed, 0x100, 10));
+  EXPECT_EQ(keys(r.finish()), (std::vector<uint64_t>{0x100}));
+}
+
+TEST(History, RunningTotalsReplayFromTheLiveSetAtTheCut) {
+  // Before the ring: 0x100 (100 bytes) on device 0. In the ring: +50, +25
+  // (device 1), -100, +10. Recorded totals are garbage (as a preempted
+  // thread leaves them); the replay must end at the live set.
+  std::vector<Event> ev = {make_event(1, EventKind::kAlloc, 0x200, 50), make_event(2, EventKind::kAlloc, 0x300, 25, 1),
+                           make_event(3, EventKind::kFree, 0x100, 100), make_event(4, EventKind::kAlloc, 0x400, 10),
+                           make_event(5, EventKind::kOom, 0, 1 << 20)};
+  for (auto& e : ev) e.live_after = 999999;
+  std::vector<LiveEntry> at_cut = {live(0x200, 50, 1), live(0x300, 25, 2, MemoryType::kDevice, 1), live(0x400, 10, 4)};
+  make_history_consistent(&ev, at_cut);
+  EXPECT_EQ(ev[0].live_after, 150u);
+  EXPECT_EQ(ev[1].live_after, 25u);  // device 1
+  EXPECT_EQ(ev[2].live_after, 50u);
+  EXPECT_EQ(ev[3].live_after, 60u);
+  EXPECT_EQ(ev[4].live_after, 60u);  // a failure changes nothing
+}
+
+TEST(History, TimestampsNeverGoBackInSeqOrder) {
+  std::vector<Event> ev = {make_event(1, EventKind::kAlloc, 0x1, 1, 0, MemoryType::kDevice, 5000),
+                           make_event(2, EventKind::kAlloc, 0x2, 1, 0, MemoryType::kDevice, 1000),  // preempted
+                           make_event(3, EventKind::kAlloc, 0x3, 1, 0, MemoryType::kDevice, 7000)};
+  make_history_consistent(&ev, {live(0x1, 1, 1), live(0x2, 1, 2), live(0x3, 1, 3)});
+  EXPECT_EQ(ev[0].time_ns, 5000u);
+  EXPECT_EQ(ev[1].time_ns, 5000u);
+  EXPECT_EQ(ev[2].time_ns, 7000u);
+}
+
+TEST(History, MappingEventsCarryTheirDevicesTotal) {
+  std::vector<Event> ev = {make_event(1, EventKind::kAlloc, 0xa, 64, 2, MemoryType::kPhysical),
+                           make_event(2, EventKind::kMap, 0x7000, 64, 2, MemoryType::kMapping),
+                           make_event(3, EventKind::kUnmap, 0x7000, 64, 2, MemoryType::kMapping)};
+  make_history_consistent(&ev, {live(0xa, 64, 1, MemoryType::kPhysical, 2)});
+  EXPECT_EQ(ev[1].live_after, 64u);
+  EXPECT_EQ(ev[2].live_after, 64u);
+}
