@@ -11,6 +11,7 @@ add_library(gpumemrec_bundle STATIC
   ${CMAKE_CURRENT_LIST_DIR}/bundle_reader.cpp
   ${CMAKE_CURRENT_LIST_DIR}/pickle_writer.cpp
   ${CMAKE_CURRENT_LIST_DIR}/memviz_snapshot.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/frame_order.cpp
 )
 target_include_directories(gpumemrec_bundle PUBLIC ${CMAKE_CURRENT_LIST_DIR}/..)
 target_link_libraries(gpumemrec_bundle PUBLIC Threads::Threads)

@@ -14,9 +14,11 @@
 #include <map>
 #include <unordered_map>
 
+#include "common/frame_order.h"
 #include "shim/base/clock.h"
 #include "shim/dump/event_json.h"
 #include "shim/dump/json_out.h"
+#include "shim/dump/launcher_env.h"
 #include "shim/record/python_stack.h"
 #include "shim/record/recorder.h"
 #include "shim/dump/symbolizer.h"
@@ -97,14 +99,14 @@ struct FrameText {
   int line;
 };
 
-// Frames of a stack as written: Python frames first (the program's own
-// view), then native frames; both innermost first.
+// Frames of a stack as written: innermost first, the Python frames placed
+// where the interpreter's evaluation loop runs (common/frame_order.h).
 std::vector<FrameText> stack_frames(Recorder* r, Symbolizer& sym, uint32_t id, const char** status) {
-  std::vector<FrameText> out;
+  std::vector<FrameText> python, native;
   const uint64_t* words = nullptr;
   uint32_t n = 0;
   *status = "disabled";
-  if (!r->stacks.get(id, &words, &n)) return out;
+  if (!r->stacks.get(id, &words, &n)) return {};
   *status = python_status(words, n);
   for (uint32_t i = 0; i < n; ++i) {
     if (!is_python_word(words[i])) continue;
@@ -116,13 +118,18 @@ std::vector<FrameText> stack_frames(Recorder* r, Symbolizer& sym, uint32_t id, c
       f.file = pi.file;
       f.line = pi.line;
     }
-    out.push_back(f);
+    python.push_back(f);
   }
   for (uint32_t i = 0; i < n; ++i) {
     if (is_python_word(words[i])) continue;
     const NativeFrameInfo& ni = sym.describe(words[i]);
-    out.push_back(FrameText{false, ni.function, ni.file, ni.module, ni.offset, ni.line});
+    native.push_back(FrameText{false, ni.function, ni.file, ni.module, ni.offset, ni.line});
   }
+  std::vector<NativeFrameName> names;
+  for (const FrameText& f : native) names.push_back({f.function, f.module});
+  std::vector<FrameText> out;
+  for (const FrameSlot& s : interleave_python_frames(names, python.size()))
+    out.push_back(std::move(s.python ? python[s.index] : native[s.index]));
   return out;
 }
 
@@ -216,6 +223,20 @@ std::string read_file_text(const char* path, size_t max) {
   return s;
 }
 
+// What every event of this dump shares (shim/dump/event_json.h).
+void make_event_json_context(const BundleInput& in, EventJsonContext* ctx) {
+  for (const auto& d : in.devices.devices)
+    if (d.device_id >= 0 && d.device_id < EventJsonContext::kDevices) ctx->device_total[d.device_id] = d.total_bytes;
+  const FailureInfo* f = in.failure;
+  if (f && f->device >= 0 && f->device < EventJsonContext::kDevices && in.devices.has_mem_info) {
+    ctx->device_total[f->device] = in.devices.total_bytes;
+    ctx->failure_seq = f->seq;
+    ctx->has_failure_free = true;
+    ctx->failure_free = in.devices.free_bytes;
+  }
+  ctx->set_identity(getpid(), launcher_identity_from_environ());
+}
+
 struct Site {
   uint32_t stack_id;
   uint64_t bytes = 0;
@@ -300,6 +321,8 @@ bool write_bundle_files(int dirfd, const BundleInput& in, Symbolizer& sym, Write
   };
   std::vector<uint32_t> stack_ids;
   uint64_t captured = 0;
+  EventJsonContext event_ctx;
+  make_event_json_context(in, &event_ctx);
 
   // --- events.json
   {
@@ -321,7 +344,7 @@ bool write_bundle_files(int dirfd, const BundleInput& in, Symbolizer& sym, Write
           got = r->ring.read(s, &e);
         }
         if (!got) continue;
-        write_event_json(out, e, captured == 0);
+        write_event_json(out, e, captured == 0, event_ctx);
         reconcile(e);
         if (e.stack_id) stack_ids.push_back(e.stack_id);
         ++captured;

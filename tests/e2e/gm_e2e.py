@@ -9,6 +9,8 @@ import subprocess
 import sys
 import tempfile
 
+import doc_fields  # noqa: E402 (same directory)
+
 BUILD = os.environ.get("GPUMEMREC_BUILD_DIR", "")
 SHIM = os.path.join(BUILD, "bin", "libgpumemrec.so")
 TOOL = os.path.join(BUILD, "bin", "gpumemrec")
@@ -164,7 +166,7 @@ class Bundle:
         for k in ["schema_version", "bundle_name", "created_at_utc", "reason", "backend", "event_count", "files"]:
             check(k in m, "manifest lacks " + k)
         check(m["bundle_name"] == self.name, "bundle_name %s != dir %s" % (m["bundle_name"], self.name))
-        check(re.match(r"oom_dump_\d{8}T\d{6}Z_\d+_(cuda|hip)_\d+$", self.name), "bad bundle name " + self.name)
+        check(re.match(r"oom_dump_\d{8}T\d{6}Z_\d+_(cuda|rocm)_\d+$", self.name), "bad bundle name " + self.name)
         for f in BUNDLE_FILES:
             check(f in m["files"], "manifest does not list " + f)
             p = os.path.join(self.path, f)
@@ -193,6 +195,25 @@ class Bundle:
             check(len(self.events) > 200000, "snapshot.pickle missing from a small bundle")
         check(md["live_bytes"] == sum(a["size"] for a in self.allocations), "live_bytes != sum(allocations)")
         check(md["live_allocations"] == len(self.allocations), "live_allocations mismatch")
+        self.check_documented_fields()
+
+    def check_documented_fields(self):
+        """Every field docs/bundle-format.md documents is there, and the
+        Stormlog/gpumemprof per-event fields agree with the rest."""
+        problems = doc_fields.missing_fields(self)
+        check(not problems, "; ".join(problems))
+        pid = self.manifest["pid"]
+        for e in self.events:
+            check(e["pid"] == pid, "event pid %s != manifest pid %s" % (e["pid"], pid))
+            check(e["device_used"] == e["memory_allocated"], "device_used != memory_allocated: %s" % e)
+            check(abs(e["timestamp_ns"] / 1e9 - e["timestamp"]) < 2e-6, "timestamp_ns disagrees: %s" % e)
+            check(0 <= e["rank"] < e["world_size"] and 0 <= e["local_rank"] < e["world_size"],
+                  "rank/local_rank/world_size: %s" % e)
+            check(e["job_id"] is None or isinstance(e["job_id"], str), "job_id: %r" % e["job_id"])
+            check(isinstance(e["metadata"], dict), "metadata is not an object")
+            check(e["device_total"] is None or (isinstance(e["device_total"], int) and e["device_total"] > 0),
+                  "device_total: %r" % e["device_total"])
+            check(e["device_free"] is None or isinstance(e["device_free"], int), "device_free: %r" % e["device_free"])
 
 
 def check_live_matches_ledger(bundle, ledger, kinds=None):
