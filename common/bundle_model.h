@@ -114,7 +114,7 @@ struct Frame {
 struct Stack {
   uint64_t stack_id = 0;
   std::string python;  // captured / no_gil / not_python / disabled
-  std::vector<Frame> frames;  // innermost first; python frames first
+  std::vector<Frame> frames;  // innermost first, as stacks.json lists them (common/frame_order.h)
 };
 
 struct Manifest {

@@ -25,6 +25,10 @@ const char* memory_type_name(MemoryType t) {
   return "unknown";
 }
 
-const char* backend_name(Backend b) { return b == Backend::kHip ? "hip" : "cuda"; }
+// HIP is "rocm" as Stormlog/gpumemprof name it (gpumemprof/tracker.py:
+// `backend in {"cuda", "rocm"}`; gpumemprof/telemetry.py maps "rocm" to its
+// rocm collector), so their loaders do not read our HIP bundles as CUDA. The
+// API names (hipMalloc...) are unchanged.
+const char* backend_name(Backend b) { return b == Backend::kHip ? "rocm" : "cuda"; }
 
 }  // namespace gpumemrec

@@ -54,6 +54,6 @@ inline uint8_t pack_kind_type(EventKind k, MemoryType t) { return uint8_t(uint8_
 
 const char* event_type_name(EventKind k);   // "allocation", "deallocation", "oom", ...
 const char* memory_type_name(MemoryType t); // "device", "managed", "physical", "mapping"
-const char* backend_name(Backend b);        // "cuda", "hip"
+const char* backend_name(Backend b);        // "cuda", "rocm"
 
 }  // namespace gpumemrec

@@ -8,6 +8,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "common/frame_order.h"
+
 using namespace gpumemrec::model;  // the tools' bundle model
 
 namespace gpumemrec {
@@ -222,7 +224,7 @@ struct Emitter {
     const Stack* s = stack_id ? b.find_stack(stack_id) : nullptr;
     if (s && !s->frames.empty()) {
       w.mark();
-      for (const Frame& f : s->frames) frame(f);
+      for (const Frame* f : ordered_frames(*s)) frame(*f);  // PyTorch's order
       w.appends();
     }
     frames_memo.emplace(stack_id, w.put());

@@ -17,6 +17,8 @@
 // VMM handles (memory_type "physical") are placed at synthetic addresses so
 // their segments never overlap; "mapping" ranges and map/unmap events are
 // left out (the handle already accounts for the memory).
+// Frames are listed innermost first in PyTorch's order: native frames
+// innermost, Python frames at the interpreter's loop (common/frame_order.h).
 #pragma once
 
 #include <cstdint>

@@ -10,8 +10,12 @@ PACKAGES=(
   libamdhip64-dev
   clang libclang-rt-14-dev  # scripts/fuzz.sh: libFuzzer targets
 )
-# Optional: the HTML report test renders the page in Chromium.
-OPTIONAL=(chromium)
+# Optional: the HTML report test renders the page in Chromium; the
+# chrome-trace test runs DevTools' trace engine (from npm) in Node.
+OPTIONAL=(chromium nodejs)
+# Debian's npm is a package of its own; NodeSource's nodejs carries npm and
+# conflicts with it.
+command -v npm >/dev/null 2>&1 || OPTIONAL+=(npm)
 [ "${GPUMEMREC_SKIP_CHROMIUM:-0}" = 1 ] && OPTIONAL=()
 
 missing=()

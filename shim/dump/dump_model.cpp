@@ -1,5 +1,6 @@
 #include "shim/dump/dump_model.h"
 
+#include "common/frame_order.h"
 #include "shim/base/hook_table.h"
 #include "shim/dump/bundle_files.h"
 #include "shim/dump/history.h"
@@ -43,10 +44,19 @@ model::Stack one_stack(Recorder* r, Symbolizer& sym, uint32_t id) {
   uint32_t n = 0;
   if (!r->stacks.get(id, &words, &n)) return s;
   s.python = python_status(words, n);
+  std::vector<model::Frame> python, native;
   for (uint32_t i = 0; i < n; ++i)
-    if (is_python_word(words[i]) && words[i] != kPythonNoGil) s.frames.push_back(python_frame(words[i]));
+    if (is_python_word(words[i]) && words[i] != kPythonNoGil) python.push_back(python_frame(words[i]));
   for (uint32_t i = 0; i < n; ++i)
-    if (!is_python_word(words[i])) s.frames.push_back(native_frame(sym, words[i]));
+    if (!is_python_word(words[i])) native.push_back(native_frame(sym, words[i]));
+  // Python frames where the interpreter's evaluation loop runs, native
+  // frames innermost (common/frame_order.h): every consumer of stacks.json,
+  // summary.txt and snapshot.pickle sees one caller order.
+  std::vector<NativeFrameName> names;
+  names.reserve(native.size());
+  for (const model::Frame& f : native) names.push_back({f.function, f.module});
+  for (const FrameSlot& slot : interleave_python_frames(names, python.size()))
+    s.frames.push_back(std::move(slot.python ? python[slot.index] : native[slot.index]));
   return s;
 }
 

@@ -3,6 +3,8 @@
 #include <cstring>
 
 #include "shim/base/hook_table.h"
+#include "shim/dump/history.h"
+#include "shim/dump/launcher_env.h"
 
 namespace gpumemrec {
 
@@ -46,17 +48,49 @@ inline char* seconds(char* p, uint64_t ns) {
   return p;
 }
 
-int64_t memory_change(const Event& e) {
-  switch (event_kind(e)) {
-    case EventKind::kAlloc: return e.address ? int64_t(e.size) : 0;
-    case EventKind::kFree: return -int64_t(e.size);
-    default: return 0;
+
+// JSON string value; the job id comes from the environment and may hold
+// anything.
+void append_json_string(std::string& out, const std::string& s) {
+  out += '"';
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += char(c);
+    } else if (c < 0x20 || c >= 0x7f) {
+      // Control bytes and non-ASCII bytes as \u00XX: valid JSON whatever the
+      // encoding of the variable (a byte >= 0x80 is kept as its code point).
+      static const char kHex[] = "0123456789abcdef";
+      out += "\\u00";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    } else {
+      out += char(c);
+    }
   }
+  out += '"';
 }
 
 }  // namespace
 
-size_t format_event_json(char* out, const Event& e, bool first) {
+void EventJsonContext::set_identity(int pid, const LauncherIdentity& id) {
+  char num[24];
+  tail.clear();
+  tail += ",\"pid\":";
+  tail.append(num, size_t(i64(num, pid) - num));
+  tail += ",\"rank\":";
+  tail.append(num, size_t(i64(num, id.rank) - num));
+  tail += ",\"local_rank\":";
+  tail.append(num, size_t(i64(num, id.local_rank) - num));
+  tail += ",\"world_size\":";
+  tail.append(num, size_t(i64(num, id.world_size) - num));
+  tail += ",\"job_id\":";
+  if (id.has_job_id) append_json_string(tail, id.job_id);
+  else tail += "null";
+  tail += ",\"metadata\":{}}";
+}
+
+size_t format_event_json(char* out, const Event& e, bool first, const EventJsonContext& ctx) {
   const char* api = hook_name(e.api);
   const char* backend = backend_name(e.api < kHookCount ? hook_backend(HookId(e.api)) : Backend::kCuda);
   char* p = out;
@@ -72,7 +106,7 @@ size_t format_event_json(char* out, const Event& e, bool first) {
   p = lit(p, ",\"memory_reserved\":");
   p = u64(p, e.live_after);
   p = lit(p, ",\"memory_change\":");
-  p = i64(p, memory_change(e));
+  p = i64(p, event_memory_change(e));
   p = lit(p, ",\"device_id\":");
   p = i64(p, event_device(e));
   p = lit(p, ",\"context\":\"");
@@ -97,7 +131,17 @@ size_t format_event_json(char* out, const Event& e, bool first) {
   p = u64(p, e.duration_ns);
   p = lit(p, ",\"stream\":");
   p = u64(p, e.stream);
-  *p++ = '}';
+  p = lit(p, ",\"timestamp_ns\":");
+  p = u64(p, e.time_ns);
+  p = lit(p, ",\"device_used\":");
+  p = u64(p, e.live_after);
+  p = lit(p, ",\"device_total\":");
+  const int dev = event_device(e);
+  const uint64_t total = dev >= 0 ? ctx.device_total[dev] : 0;
+  p = total ? u64(p, total) : lit(p, "null");
+  p = lit(p, ",\"device_free\":");
+  const bool free_known = ctx.has_failure_free && e.seq == ctx.failure_seq;
+  p = free_known ? u64(p, ctx.failure_free) : lit(p, "null");
   return size_t(p - out);
 }
 

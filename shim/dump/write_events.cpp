@@ -2,17 +2,42 @@
 #include "shim/base/hook_table.h"
 #include "shim/dump/bundle_files.h"
 #include "shim/dump/event_json.h"
+#include "shim/dump/launcher_env.h"
+
+#include <unistd.h>
 
 namespace gpumemrec {
+
+namespace {
+
+// What every event of this dump shares: device totals from the dump-time
+// query, the device's free bytes for the failing event, pid and launcher
+// identity (docs/bundle-format.md, events.json).
+void make_event_json_context(const BundleInput& in, EventJsonContext* ctx) {
+  for (const auto& d : in.devices.devices)
+    if (d.device_id >= 0 && d.device_id < EventJsonContext::kDevices) ctx->device_total[d.device_id] = d.total_bytes;
+  const FailureInfo* f = in.failure;
+  if (f && f->device >= 0 && f->device < EventJsonContext::kDevices && in.devices.has_mem_info) {
+    ctx->device_total[f->device] = in.devices.total_bytes;
+    ctx->failure_seq = f->seq;
+    ctx->has_failure_free = true;
+    ctx->failure_free = in.devices.free_bytes;
+  }
+  ctx->set_identity(getpid(), launcher_identity_from_environ());
+}
+
+}  // namespace
 
 bool write_events_json(BundleFiles& files, const BundleContent& c, std::string* error) {
   OutFile file(files, "events.json");
   if (file.ok()) {
+    EventJsonContext ctx;
+    make_event_json_context(c.in, &ctx);
     FdOut& out = file.out();
     out.write("[");
     bool first = true;
     for (const Event& e : c.snap.events) {
-      write_event_json(out, e, first);
+      write_event_json(out, e, first, ctx);
       first = false;
     }
     out.write("]");

@@ -9,6 +9,8 @@ import subprocess
 import sys
 import tempfile
 
+import doc_fields  # noqa: E402 (same directory)
+
 BUILD = os.environ.get("GPUMEMREC_BUILD_DIR", "")
 SHIM = os.path.join(BUILD, "bin", "libgpumemrec.so")
 TOOL = os.path.join(BUILD, "bin", "gpumemrec")
@@ -164,7 +166,7 @@ class Bundle:
         for k in ["schema_version", "bundle_name", "created_at_utc", "reason", "backend", "event_count", "files"]:
             check(k in m, "manifest lacks " + k)
         check(m["bundle_name"] == self.name, "bundle_name %s != dir %s" % (m["bundle_name"], self.name))
-        check(re.match(r"oom_dump_\d{8}T\d{6}Z_\d+_(cuda|hip)_\d+$", self.name), "bad bundle name " + self.name)
+        check(re.match(r"oom_dump_\d{8}T\d{6}Z_\d+_(cuda|rocm)_\d+$", self.name), "bad bundle name " + self.name)
         for f in BUNDLE_FILES:
             check(f in m["files"], "manifest does not list " + f)
             p = os.path.join(self.path, f)
@@ -193,6 +195,38 @@ class Bundle:
             check(len(self.events) > 200000, "snapshot.pickle missing from a small bundle")
         check(md["live_bytes"] == sum(a["size"] for a in self.allocations), "live_bytes != sum(allocations)")
         check(md["live_allocations"] == len(self.allocations), "live_allocations mismatch")
+        self.check_documented_fields()
+
+    def check_documented_fields(self):
+        """Every field docs/bundle-format.md documents is there, and the
+        Stormlog/gpumemprof per-event fields agree with the rest (every event
+        is checked; written as whole-list passes, bundles hold millions)."""
+        problems = doc_fields.missing_fields(self)
+        check(not problems, "; ".join(problems))
+        ev = self.events
+        if not ev:
+            return
+
+        def first_bad(pred, what):
+            if not all(pred(e) for e in ev):
+                bad = next(e for e in ev if not pred(e))
+                check(False, "%s: %s" % (what, bad))
+
+        pid = self.manifest["pid"]
+        first_bad(lambda e: e["pid"] == pid, "event pid != manifest pid %s" % pid)
+        first_bad(lambda e: e["device_used"] == e["memory_allocated"], "device_used != memory_allocated")
+        first_bad(lambda e: abs(e["timestamp_ns"] / 1e9 - e["timestamp"]) < 2e-6, "timestamp_ns disagrees")
+        ident = (ev[0]["rank"], ev[0]["local_rank"], ev[0]["world_size"], ev[0]["job_id"])
+        rank, local_rank, world_size, job_id = ident
+        check(all(isinstance(x, int) for x in ident[:3]) and 0 <= rank < world_size and 0 <= local_rank < world_size,
+              "rank/local_rank/world_size: %s" % (ident,))
+        check(job_id is None or isinstance(job_id, str), "job_id: %r" % (job_id,))
+        first_bad(lambda e: (e["rank"], e["local_rank"], e["world_size"], e["job_id"]) == ident,
+                  "launcher identity differs between events of one dump")
+        first_bad(lambda e: e["metadata"] == {}, "metadata is not {}")
+        first_bad(lambda e: e["device_total"] is None or (type(e["device_total"]) is int and e["device_total"] > 0),
+                  "device_total")
+        first_bad(lambda e: e["device_free"] is None or type(e["device_free"]) is int, "device_free")
 
 
 def check_live_matches_ledger(bundle, ledger, kinds=None):

@@ -226,12 +226,12 @@ def fork_threads():
     for b in all_bundles(r):
         by_pid.setdefault(b.manifest["pid"], []).append(b)
     for pid in pids:
-        bs = [b for b in by_pid.get(pid, []) if b.manifest["backend"] == "hip"]
+        bs = [b for b in by_pid.get(pid, []) if b.manifest["backend"] == "rocm"]
         check(len(bs) == 1, "child %d wrote %d hip bundles" % (pid, len(bs)))
         b = bs[0]
         b.check_well_formed()
         check(b.metadata["api"] == "hipMalloc" and b.json("environment.json")["pid"] == pid, "wrong bundle content")
-        check("_%d_hip_1" % pid in b.name, "child bundle name %s lacks its pid / seq 1" % b.name)
+        check("_%d_rocm_1" % pid in b.name, "child bundle name %s lacks its pid / seq 1" % b.name)
 
 
 def follow_exec(on):

@@ -109,13 +109,13 @@ def hip(api):
     def case():
         r = run([program("hip_linked"), api, str(CHUNK)])
         kinds = {"physical"} if api == "hipMemCreate" else None
-        expect_oom_bundle(r, api, backend="hip", kinds=kinds, program_module="hip_linked")
+        expect_oom_bundle(r, api, backend="rocm", kinds=kinds, program_module="hip_linked")
     return case
 
 
 def hip_procaddr():
     r = run([program("hip_procaddr"), "hipMalloc", str(CHUNK)])
-    expect_oom_bundle(r, "hipMalloc", backend="hip", program_module="hip_procaddr")
+    expect_oom_bundle(r, "hipMalloc", backend="rocm", program_module="hip_procaddr")
 
 
 CASES = {"runtime_" + a: runtime(a) for a in ["cudaMalloc", "cudaMallocAsync", "cudaMallocFromPoolAsync",

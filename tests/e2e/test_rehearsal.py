@@ -73,7 +73,7 @@ def nvml_absent():
 CASES = {
     "limit_runtime": limit_like_real("rt_linked", "cudaMalloc", "cuda"),
     "limit_driver": limit_like_real("drv_linked", "cuMemAlloc_v2", "cuda"),
-    "limit_hip": limit_like_real("hip_linked", "hipMalloc", "hip"),
+    "limit_hip": limit_like_real("hip_linked", "hipMalloc", "rocm"),
     "fail_after": fail_after,
     "nvml_other_processes": nvml_other_processes,
     "nvml_absent": nvml_absent,

@@ -74,11 +74,34 @@ class Bundle:
         return self.stack(self.metadata["stack_id"])
 
 
-def py_frames(stack):
+EVAL_LOOP = re.compile(r"^_PyEval_EvalFrameDefault(\..*)?$")
+
+
+def check_merged_order(stack):
+    """PyTorch's order (common/frame_order.h): native frames innermost, the
+    Python frames just inside CPython's evaluation loop frames: one per loop
+    when there are as many loops as Python frames, else all at the outermost
+    loop."""
     frames = stack["frames"]
     kinds = [f["kind"] for f in frames]
-    # Python frames come first, then native ones.
-    check(kinds == sorted(kinds, key=lambda k: k != "python"), "python frames not first: %s" % kinds)
+    if "python" not in kinds or "native" not in kinds:
+        return
+    desc = ["%s:%s" % (f["kind"][0], f["function"] or "?") for f in frames]
+    check(kinds[0] == "native", "innermost frame is not native: %s" % desc)
+    loops = [i for i, f in enumerate(frames) if f["kind"] == "native" and EVAL_LOOP.match(f["function"])]
+    check(loops, "no _PyEval_EvalFrameDefault frame among the native frames: %s" % desc)
+    pys = [i for i, k in enumerate(kinds) if k == "python"]
+    check(pys[-1] < loops[-1], "a Python frame lies outside the outermost evaluation loop: %s" % desc)
+    for i in pys:  # each Python frame is followed by a Python frame or by a loop
+        check(kinds[i + 1] == "python" or i + 1 in loops, "Python frame not at a loop: %s" % desc)
+    natives_between = [k for k in kinds[pys[0]:pys[-1] + 1] if k == "native"]
+    if len(loops) < len(pys):
+        check(not natives_between, "fewer loops than Python frames, yet Python frames are split: %s" % desc)
+
+
+def py_frames(stack):
+    frames = stack["frames"]
+    check_merged_order(stack)
     return [(f["function"], f["line"], os.path.basename(f["file"])) for f in frames if f["kind"] == "python"]
 
 
@@ -149,6 +172,27 @@ def case_nested(args, tmp, extra=None):
     check(rt, "no live cudaMalloc allocation")
     for a in rt:
         check(py_frames(b.stack(a["stack_id"])) == py_frames(oom), "live cudaMalloc stack differs from the OOM one")
+    check_pickle_frames(b, oom)
+
+
+def check_pickle_frames(b, oom):
+    """snapshot.pickle lists the OOM's frames in the order of stacks.json
+    (innermost first, Python frames at the evaluation loop), as PyTorch's own
+    snapshots do, so its flame graph draws <module> under the interpreter and
+    above the native callees."""
+    import pickle
+    with open(os.path.join(b.dir, "snapshot.pickle"), "rb") as f:
+        snap = pickle.load(f)
+    ooms = [e for tr in snap["device_traces"] for e in tr if e["action"] == "oom"]
+    check(ooms, "no oom entry in snapshot.pickle")
+    got = [fr["name"] for fr in ooms[-1]["frames"]]
+    want = [f["function"] for f in oom["frames"]]  # "" is written as module+0xoffset
+    check(len(got) == len(want) and all(w == g for w, g in zip(want, got) if w),
+          "snapshot.pickle frames\n  got  %s\n  want %s" % (got, want))
+    py = [i for i, fr in enumerate(ooms[-1]["frames"]) if fr["filename"].endswith("nested.py")]
+    check(py and py[0] > 0, "snapshot.pickle: the innermost frame is a Python frame: %s" % got)
+    check(got[py[-1] + 1].startswith("_PyEval_EvalFrameDefault"),
+          "snapshot.pickle: the outermost Python frame is not called by the evaluation loop: %s" % got)
 
 
 def case_threads(args, tmp):

@@ -193,13 +193,18 @@ def t_export_chrome(c):
         check(any(e["name"] == "process_name" for e in meta), "no process_name metadata")
         tids = {e["thread_id"] for e in events}
         check({e["tid"] for e in meta if e["name"] == "thread_name"} == tids, "thread_name metadata incomplete")
-        inst = [e for e in evs if e["ph"] == "i"]
-        check(len(inst) == len(events), "%d instant events for %d events" % (len(inst), len(events)))
-        check(sum(1 for e in inst if e["args"]["event_type"] == "oom") == sum(1 for e in events if e["event_type"] == "oom"),
+        check(all(e["ph"] in ("M", "X", "I", "C") for e in evs), "unexpected phases %s" % {e["ph"] for e in evs})
+        calls = [e for e in evs if e["ph"] == "X"]
+        check(len(calls) == len(events), "%d complete events for %d events" % (len(calls), len(events)))
+        for x, e in zip(calls, events):
+            check(x["args"]["seq"] == e["seq"], "complete events not in event order")
+            check(abs(x["dur"] - e["duration_ns"] / 1e3) < 1e-3, "dur %s for duration_ns %s" % (x["dur"], e["duration_ns"]))
+        n_oom = sum(1 for e in events if e["event_type"] == "oom")
+        check(sum(1 for e in evs if e["ph"] == "I" and e["cat"] == "oom" and e["s"] == "p") == n_oom,
               "OOM instants missing")
-        for e in inst[:50]:
+        for e in calls[:50]:
             for k in ("seq", "size", "address", "api", "device"):
-                check(k in e["args"], "instant without args.%s" % k)
+                check(k in e["args"], "complete event without args.%s" % k)
         cnt = [e for e in evs if e["ph"] == "C"]
         last = {}
         for e in events:
@@ -210,6 +215,7 @@ def t_export_chrome(c):
             check(cs and cs[-1]["args"]["bytes"] == v, "last counter of device %d is not %d" % (dev, v))
         ts = [e["ts"] for e in evs if "ts" in e]
         check(all(t >= 0 for t in ts), "negative timestamps")
+        check(abs(min(ts) - 1) < 0.01, "t0 is not 1 us before the earliest instant: min ts %s" % min(ts))
 
 
 def rows_of(c, b, sql, fmt="--json"):

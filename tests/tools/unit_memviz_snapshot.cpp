@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "common/frame_order.h"
 #include "common/memviz_snapshot.h"
 #include "common/pickle_writer.h"
 
@@ -221,4 +222,85 @@ TEST(Memviz, PickleStartsWithProto2AndEndsWithStop) {
   EXPECT_NE(out.find("libx.so+0x42"), std::string::npos);
   EXPECT_NE(out.find("segment_alloc"), std::string::npos);
   EXPECT_NE(out.find("device_traces"), std::string::npos);
+}
+
+namespace {
+
+Frame frame(FrameKind kind, const char* function, const char* module = "") {
+  Frame f;
+  f.kind = kind;
+  f.function = function;
+  f.module = module;
+  f.file = kind == FrameKind::kPython ? "/home/u/train.py" : "";
+  return f;
+}
+
+std::string names(const std::vector<const Frame*>& frames) {
+  std::string s;
+  for (const Frame* f : frames) s += (s.empty() ? "" : " ") + f->function;
+  return s;
+}
+
+// A stack as bundles before issue 13 wrote it: Python frames first.
+Stack python_first_stack() {
+  Stack s;
+  s.stack_id = 9;
+  s.python = "captured";
+  s.frames = {frame(FrameKind::kPython, "alloc_step"), frame(FrameKind::kPython, "<module>"),
+              frame(FrameKind::kNative, "cudaMalloc", "/lib/libcudart.so"),
+              frame(FrameKind::kNative, "ffi_call", "/lib/libffi.so.8"),
+              frame(FrameKind::kNative, "_PyEval_EvalFrameDefault", "/usr/bin/python3.12"),
+              frame(FrameKind::kNative, "Py_RunMain", "/usr/bin/python3.12")};
+  return s;
+}
+
+}  // namespace
+
+// PyTorch's snapshots keep native frames innermost and put the Python frames
+// at the interpreter's loop (torch/csrc/profiler/combined_traceback.cpp).
+TEST(Memviz, FramesInterleavedAtTheEvalLoop) {
+  Stack s = python_first_stack();
+  EXPECT_EQ(names(ordered_frames(s)), "cudaMalloc ffi_call alloc_step <module> _PyEval_EvalFrameDefault Py_RunMain");
+  // A bundle written in the merged order reads the same (idempotent).
+  Stack merged = s;
+  merged.frames.clear();
+  for (const Frame* f : ordered_frames(s)) merged.frames.push_back(*f);
+  EXPECT_EQ(names(ordered_frames(merged)), names(ordered_frames(s)));
+  // Native-only and Python-only stacks keep their order.
+  Stack native_only;
+  native_only.frames = {frame(FrameKind::kNative, "a"), frame(FrameKind::kNative, "b")};
+  EXPECT_EQ(names(ordered_frames(native_only)), "a b");
+  Stack python_only;
+  python_only.frames = {frame(FrameKind::kPython, "f"), frame(FrameKind::kPython, "g")};
+  EXPECT_EQ(names(ordered_frames(python_only)), "f g");
+  // The one-line site is the innermost Python frame, else the innermost frame.
+  ASSERT_NE(site_frame(merged), nullptr);
+  EXPECT_EQ(site_frame(merged)->function, "alloc_step");
+  EXPECT_EQ(site_frame(native_only)->function, "a");
+  EXPECT_EQ(site_frame(Stack()), nullptr);
+}
+
+TEST(Memviz, PickleListsFramesInMergedOrder) {
+  B x;
+  x.ev("allocation", 0x1000, 100, 0, "device", 0, 9);
+  x.live(0x1000, 100, 0, "device", 100);
+  x.b.stacks.push_back(python_first_stack());
+  x.b.stack_index[9] = 0;
+  MemvizPlan p = build_memviz_plan(x.b);
+  std::string out;
+  PickleWriter w([](void* c, const uint8_t* d, size_t n) {
+    static_cast<std::string*>(c)->append(reinterpret_cast<const char*>(d), n);
+    return true;
+  }, &out);
+  ASSERT_TRUE(write_memviz_pickle(x.b, p, w));
+  // The first occurrence of each name is in the first frame list written
+  // (the segment's), in list order.
+  size_t cuda = out.find("cudaMalloc"), ffi = out.find("ffi_call"), step = out.find("alloc_step"),
+         mod = out.find("<module>"), loop = out.find("_PyEval_EvalFrameDefault"), main = out.find("Py_RunMain");
+  ASSERT_NE(main, std::string::npos);
+  EXPECT_LT(cuda, ffi);
+  EXPECT_LT(ffi, step);
+  EXPECT_LT(step, mod);
+  EXPECT_LT(mod, loop);
+  EXPECT_LT(loop, main);
 }
