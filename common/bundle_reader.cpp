@@ -403,15 +403,15 @@ class BlockStream {
   static constexpr size_t kBlockBytes = size_t(1) << 20;
   BlockStream(int fd, uint64_t start, uint64_t end) : fd_(fd), origin_(start), next_(start), end_(end) {
     buf_.resize(kBlockBytes);
+    data_ = buf_.data();
   }
-  char Peek() {
-    if (pos_ == len_ && !refill()) return '\0';
-    return buf_[pos_];
+  __attribute__((always_inline)) char Peek() {
+    if (__builtin_expect(pos_ == len_, 0) && !refill()) return '\0';
+    return data_[pos_];
   }
-  char Take() {
-    char c = Peek();
-    if (pos_ < len_) ++pos_;
-    return c;
+  __attribute__((always_inline)) char Take() {
+    if (__builtin_expect(pos_ == len_, 0) && !refill()) return '\0';
+    return data_[pos_++];
   }
   size_t Tell() const { return static_cast<size_t>(next_ - len_ + pos_ - origin_); }
   uint64_t offset() const { return next_ - len_ + pos_; }  // in the file
@@ -423,7 +423,7 @@ class BlockStream {
   size_t PutEnd(char*) { return 0; }
 
  private:
-  bool refill() {
+  __attribute__((noinline)) bool refill() {
     if (next_ >= end_) return false;
     size_t want = static_cast<size_t>(std::min<uint64_t>(kBlockBytes, end_ - next_));
     ssize_t got = pread_full(fd_, buf_.data(), want, next_);
@@ -440,6 +440,7 @@ class BlockStream {
   int fd_;
   uint64_t origin_, next_, end_;
   std::vector<char> buf_;
+  char* data_ = nullptr;
   size_t pos_ = 0, len_ = 0;
 };
 
@@ -715,7 +716,7 @@ bool read_events_parallel(int fd, size_t len, const ReadOptions& opts, Bundle* b
   size_t first = 0, split = 0;
   if (!find_cut(fd, len, &first, &split)) return false;
   b->events.clear();
-  b->events.reserve(event_guess(split));
+  b->events.reserve(event_guess(len));
   EventVector second;
   second.reserve(event_guess(len - split));
   StringTable second_strings;
@@ -738,7 +739,15 @@ bool read_events_parallel(int fd, size_t len, const ReadOptions& opts, Bundle* b
     e.backend = remap[e.backend];
     e.memory_type = remap[e.memory_type];
   }
-  b->events.insert(b->events.end(), second.begin(), second.end());
+  // Append in slices, dropping each slice's pages from `second` once copied:
+  // the merge then costs the final array plus one slice, not two halves.
+  constexpr size_t kSlice = (size_t(4) << 20) / sizeof(Event);
+  for (size_t at = 0; at < second.size(); at += kSlice) {
+    size_t n = std::min(kSlice, second.size() - at);
+    b->events.insert(b->events.end(), second.begin() + static_cast<std::ptrdiff_t>(at),
+                     second.begin() + static_cast<std::ptrdiff_t>(at + n));
+    big_discard(second.data(), second.capacity() * sizeof(Event), (at + n) * sizeof(Event));
+  }
   if (opts.progress) opts.progress("events.json", 1.0);
   return true;
 }
