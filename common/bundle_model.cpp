@@ -29,6 +29,12 @@ void* big_alloc(size_t bytes) {
   return p;
 }
 
+void big_discard(void* p, size_t bytes, size_t prefix) {
+  if (!p || bytes < kBigBlock) return;
+  size_t whole = prefix / kHuge * kHuge;  // the block starts on a 2 MiB multiple of its mapping
+  if (whole) madvise(p, whole, MADV_DONTNEED);
+}
+
 void big_free(void* p, size_t bytes) {
   if (!p) return;
   if (bytes < kBigBlock) {

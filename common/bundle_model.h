@@ -73,6 +73,10 @@ struct Event {
 // of a million-event bundle by ~500x.
 void* big_alloc(size_t bytes);
 void big_free(void* p, size_t bytes);
+// Gives the memory of the first `prefix` bytes of a big_alloc(bytes) block
+// back to the system (whole pages; only for blocks big_alloc mapped). Their
+// content is undefined afterwards: for data already copied elsewhere.
+void big_discard(void* p, size_t bytes, size_t prefix);
 template <typename T>
 struct BigAllocator {
   using value_type = T;

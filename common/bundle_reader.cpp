@@ -1,15 +1,24 @@
 // Bundle loading. Small files use an in-situ RapidJSON DOM; events.json (up
-// to millions of entries) is parsed with the SAX reader straight into
-// std::vector<Event>, interning the few distinct strings.
+// to millions of entries) is streamed through the SAX reader in fixed-size
+// blocks straight into the compact EventVector, interning the few distinct
+// strings: memory is the model plus a few MiB, never a copy of the file.
+//
+// Hostile input (docs/reliability.md, "The tools on bad bundles"): only
+// regular files are read (a FIFO would block, /dev/zero never ends), never
+// more than their size at open nor more than a per-file maximum; both parsers
+// run iteratively (kParseIterativeFlag: no recursion, so 300,000 nested
+// brackets cannot overflow the stack) and events nest at most kMaxDepth
+// levels; device ids outside [-1, kMaxDeviceId] are refused, since the tools
+// index per-device tables by them.
 #include "common/bundle_reader.h"
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -17,7 +26,6 @@
 
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
-#include <rapidjson/memorystream.h>
 #include <rapidjson/reader.h>
 
 namespace gpumemrec::model {
@@ -50,36 +58,76 @@ bool file_exists(const std::string& p) {
   return stat(p.c_str(), &st) == 0;
 }
 
-bool read_file(const std::string& path, std::vector<char>* buf, ReadError* err) {
-  FILE* f = fopen(path.c_str(), "rb");
-  if (!f) {
+// Largest file each parser accepts: the DOM files cost a few times their size
+// in memory, events.json is streamed (its model costs about a third of it).
+constexpr uint64_t kMaxDomFileBytes = uint64_t(2) << 30;
+constexpr uint64_t kMaxEventsFileBytes = uint64_t(64) << 30;
+
+// Opens `path` if it is a regular file of at most `max_bytes` (symlinks are
+// followed, then judged by what they point at). O_NONBLOCK: opening a FIFO
+// must not wait for a writer. On success *size is the size to read.
+bool open_regular(const std::string& path, uint64_t max_bytes, int* fd_out, size_t* size, ReadError* err) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) {
     *err = {path, errno == ENOENT ? "missing file" : std::string("cannot open: ") + strerror(errno)};
     return false;
   }
   struct stat st;
-  if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
-    fclose(f);
-    *err = {path, "is a directory, expected a JSON file"};
-    return false;
-  }
-  buf->clear();
-  size_t cap = st.st_size > 0 ? static_cast<size_t>(st.st_size) : 0;
-  buf->resize(cap + 1);
-  size_t n = 0;
-  for (;;) {
-    if (n == buf->size() - 1) buf->resize(buf->size() * 2 + 4096);
-    size_t got = fread(buf->data() + n, 1, buf->size() - 1 - n, f);
-    if (got == 0) break;
-    n += got;
-  }
-  bool bad = ferror(f);
-  fclose(f);
+  const char* bad = nullptr;
+  if (fstat(fd, &st) != 0) bad = "cannot stat";
+  else if (S_ISDIR(st.st_mode)) bad = "is a directory, expected a JSON file";
+  else if (S_ISFIFO(st.st_mode)) bad = "is a FIFO, expected a regular JSON file";
+  else if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) bad = "is a device, expected a regular JSON file";
+  else if (!S_ISREG(st.st_mode)) bad = "is not a regular file, expected a JSON file";
   if (bad) {
-    *err = {path, "read error"};
+    close(fd);
+    *err = {path, bad};
     return false;
   }
-  buf->resize(n + 1);
-  (*buf)[n] = '\0';
+  if (static_cast<uint64_t>(st.st_size) > max_bytes) {
+    close(fd);
+    *err = {path, "too large: " + std::to_string(st.st_size) + " bytes (this gpumemrec reads at most " +
+                      std::to_string(max_bytes) + ")"};
+    return false;
+  }
+  if (st.st_size == 0) {
+    close(fd);
+    *err = {path, "empty file (truncated?)"};
+    return false;
+  }
+  *fd_out = fd;
+  *size = static_cast<size_t>(st.st_size);
+  return true;
+}
+
+// Reads up to `want` bytes at `offset`; fewer only at end of file.
+ssize_t pread_full(int fd, char* buf, size_t want, uint64_t offset) {
+  size_t n = 0;
+  while (n < want) {
+    ssize_t got = pread(fd, buf + n, want - n, static_cast<off_t>(offset + n));
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) return -1;
+    if (got == 0) break;
+    n += static_cast<size_t>(got);
+  }
+  return static_cast<ssize_t>(n);
+}
+
+// The whole (small) file, NUL-terminated, for an in-situ DOM parse.
+bool read_file(const std::string& path, std::vector<char>* buf, ReadError* err) {
+  int fd = -1;
+  size_t size = 0;
+  if (!open_regular(path, kMaxDomFileBytes, &fd, &size, err)) return false;
+  buf->resize(size + 1);
+  ssize_t n = pread_full(fd, buf->data(), size, 0);  // a file that grows meanwhile is cut at its size at open
+  int e = errno;
+  close(fd);
+  if (n < 0) {
+    *err = {path, std::string("read error: ") + strerror(e)};
+    return false;
+  }
+  buf->resize(static_cast<size_t>(n) + 1);
+  (*buf)[static_cast<size_t>(n)] = '\0';
   if (n == 0) {
     *err = {path, "empty file (truncated?)"};
     return false;
@@ -99,13 +147,19 @@ bool parse_dom(const std::string& path, std::vector<char>* buf, rapidjson::Docum
                ReadError* err) {
   if (!read_file(path, buf, err)) return false;
   size_t len = buf->size() - 1;
-  doc->ParseInsitu(buf->data());
+  doc->ParseInsitu<rapidjson::kParseIterativeFlag>(buf->data());
   if (doc->HasParseError()) {
     *err = {path, json_error(doc->GetParseError(), doc->GetErrorOffset(), len)};
     return false;
   }
   return true;
 }
+
+// Nesting allowed inside an event (objects we do not know are skipped).
+constexpr int kMaxDepth = 64;
+// Device ordinals the tools accept (CUDA and HIP number devices from 0; -1 is
+// "unknown"); per-device tables are indexed by them.
+constexpr int64_t kMaxDeviceId = 4095;
 
 // Typed field access with one-line errors ------------------------------------
 
@@ -154,6 +208,18 @@ struct Fields {
     int64_t x = static_cast<int64_t>(*out);
     if (!i64(o, key, &x)) return false;
     *out = static_cast<T>(x);
+    return true;
+  }
+  bool device(const Value& o, const char* key, int32_t* out) {
+    const Value* v = get(o, key);
+    if (!v) return true;
+    int64_t x = 0;
+    if (!i64(o, key, &x)) return false;
+    if ((v->IsUint64() && v->GetUint64() > uint64_t(INT64_MAX)) || x < -1 || x > kMaxDeviceId) {
+      *err = {file, where + "key '" + key + "' out of range (-1.." + std::to_string(kMaxDeviceId) + ")"};
+      return false;
+    }
+    *out = static_cast<int32_t>(x);
     return true;
   }
   bool dbl(const Value& o, const char* key, double* out) {
@@ -241,7 +307,7 @@ bool read_metadata(const std::string& path, Metadata* m, ReadError* err) {
   Fields f{path, "", err};
   if (!f.str(d, "reason", &m->reason) || !f.str(d, "api", &m->api) ||
       !f.i64(d, "error_code", &m->error_code) || !f.str(d, "error_name", &m->error_name) ||
-      !f.u64(d, "requested_bytes", &m->requested_bytes) || !f.num(d, "device_id", &m->device_id) ||
+      !f.u64(d, "requested_bytes", &m->requested_bytes) || !f.device(d, "device_id", &m->device_id) ||
       !f.opt_u64(d, "device_free_bytes", &m->device_free_bytes) ||
       !f.opt_u64(d, "device_total_bytes", &m->device_total_bytes) ||
       !f.u64(d, "live_bytes", &m->live_bytes) || !f.u64(d, "live_allocations", &m->live_allocations) ||
@@ -255,7 +321,15 @@ bool read_metadata(const std::string& path, Metadata* m, ReadError* err) {
   auto lb = d.FindMember("live_bytes_by_device");
   if (lb != d.MemberEnd() && lb->value.IsObject()) {
     for (auto& kv : lb->value.GetObject()) {
-      int32_t dev = static_cast<int32_t>(strtol(kv.name.GetString(), nullptr, 10));
+      char* end = nullptr;
+      errno = 0;
+      long long id = strtoll(kv.name.GetString(), &end, 10);
+      if (errno || end == kv.name.GetString() || *end || id < -1 || id > kMaxDeviceId) {
+        *err = {path, "live_bytes_by_device: device '" + std::string(kv.name.GetString(), kv.name.GetStringLength()) +
+                          "' is not a device id (-1.." + std::to_string(kMaxDeviceId) + ")"};
+        return false;
+      }
+      int32_t dev = static_cast<int32_t>(id);
       if (kv.value.IsUint64()) m->live_bytes_by_device[dev] = kv.value.GetUint64();
       else if (kv.value.IsNumber()) m->live_bytes_by_device[dev] = double_to_u64(kv.value.GetDouble());
     }
@@ -319,10 +393,61 @@ Field field_of(const char* s, size_t n) {
   }
 }
 
+// events.json in blocks of kBlockBytes read with pread: bounded memory
+// whatever the file's size, no mapping (a file truncated under us is a
+// short read, not a SIGBUS). A rapidjson input stream (Peek/Take/Tell);
+// '\0' at the end, and at the first read error (then `failed` is set).
+class BlockStream {
+ public:
+  using Ch = char;
+  static constexpr size_t kBlockBytes = size_t(1) << 20;
+  BlockStream(int fd, uint64_t start, uint64_t end) : fd_(fd), origin_(start), next_(start), end_(end) {
+    buf_.resize(kBlockBytes);
+    data_ = buf_.data();
+  }
+  __attribute__((always_inline)) char Peek() {
+    if (__builtin_expect(pos_ == len_, 0) && !refill()) return '\0';
+    return data_[pos_];
+  }
+  __attribute__((always_inline)) char Take() {
+    if (__builtin_expect(pos_ == len_, 0) && !refill()) return '\0';
+    return data_[pos_++];
+  }
+  size_t Tell() const { return static_cast<size_t>(next_ - len_ + pos_ - origin_); }
+  uint64_t offset() const { return next_ - len_ + pos_; }  // in the file
+  bool failed = false;
+  // Output functions rapidjson's concept requires; never called by Reader.
+  char* PutBegin() { return nullptr; }
+  void Put(char) {}
+  void Flush() {}
+  size_t PutEnd(char*) { return 0; }
+
+ private:
+  __attribute__((noinline)) bool refill() {
+    if (next_ >= end_) return false;
+    size_t want = static_cast<size_t>(std::min<uint64_t>(kBlockBytes, end_ - next_));
+    ssize_t got = pread_full(fd_, buf_.data(), want, next_);
+    if (got <= 0) {
+      failed = got < 0;
+      end_ = next_;
+      return false;
+    }
+    pos_ = 0;
+    len_ = static_cast<size_t>(got);
+    next_ += len_;
+    return true;
+  }
+  int fd_;
+  uint64_t origin_, next_, end_;
+  std::vector<char> buf_;
+  char* data_ = nullptr;
+  size_t pos_ = 0, len_ = 0;
+};
+
 struct EventHandler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, EventHandler> {
   StringTable* strings;
   EventVector* out;
-  rapidjson::InsituStringStream* stream;
+  BlockStream* stream;
   size_t total_len;
   const ReadOptions* opts;
   int depth = 0;         // 0 outside, 1 in top array, 2 in an event object, >2 nested unknown
@@ -336,6 +461,21 @@ struct EventHandler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, EventHandl
     error = "event #" + std::to_string(out->size()) + ": key '" + kFieldNames[field] + "' is not " + expected;
     return false;
   }
+  bool set_device(int64_t v, bool too_big) {
+    if (too_big || v < -1 || v > kMaxDeviceId) {
+      error = "event #" + std::to_string(out->size()) + ": device_id " +
+              (too_big ? std::string("above 2^63") : std::to_string(v)) + " out of range (-1.." +
+              std::to_string(kMaxDeviceId) + ")";
+      return false;
+    }
+    cur.device_id = static_cast<int32_t>(v);
+    return true;
+  }
+  bool nest() {
+    if (++depth <= kMaxDepth) return true;
+    error = "event #" + std::to_string(out->size()) + " nests deeper than " + std::to_string(kMaxDepth) + " levels";
+    return false;
+  }
   bool set_u(uint64_t v) {
     switch (field) {
       case F_SEQ: cur.seq = v; break;
@@ -343,7 +483,7 @@ struct EventHandler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, EventHandl
       case F_MEMORY_ALLOCATED: cur.memory_allocated = v; break;
       case F_MEMORY_RESERVED: cur.memory_reserved = v; break;
       case F_MEMORY_CHANGE: cur.memory_change = static_cast<int64_t>(v); break;
-      case F_DEVICE_ID: cur.device_id = static_cast<int32_t>(v); break;
+      case F_DEVICE_ID: return set_device(static_cast<int64_t>(v), v > uint64_t(INT64_MAX));
       case F_ADDRESS: cur.address = v; break;
       case F_SIZE: cur.size = v; break;
       case F_RESULT: cur.result = static_cast<int64_t>(v); break;
@@ -359,7 +499,7 @@ struct EventHandler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, EventHandl
   bool set_i(int64_t v) {
     switch (field) {
       case F_MEMORY_CHANGE: cur.memory_change = v; break;
-      case F_DEVICE_ID: cur.device_id = static_cast<int32_t>(v); break;
+      case F_DEVICE_ID: return set_device(v, false);
       case F_RESULT: cur.result = v; break;
       case F_TIMESTAMP: cur.timestamp = static_cast<double>(v); break;
       default: return set_u(static_cast<uint64_t>(v));
@@ -417,8 +557,7 @@ struct EventHandler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, EventHandl
       return true;
     }
     if (depth == 0) return bad_entry();
-    ++depth;
-    return true;
+    return nest();
   }
   bool Key(const char* s, rapidjson::SizeType n, bool) {
     if (depth == 2) field = field_of(s, n);
@@ -441,8 +580,7 @@ struct EventHandler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, EventHandl
       return true;
     }
     if (depth == 1) return bad_entry();
-    ++depth;
-    return true;
+    return nest();
   }
   bool EndArray(rapidjson::SizeType) {
     --depth;
@@ -450,73 +588,39 @@ struct EventHandler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, EventHandl
   }
 };
 
-// The whole file in one buffer (huge pages when big), NUL-terminated so it
-// can be parsed in situ.
-struct FileBuffer {
-  char* data = nullptr;
-  size_t size = 0;
-  size_t cap = 0;
-  ~FileBuffer() { big_free(data, cap); }
+struct Fd {
+  int fd = -1;
+  ~Fd() {
+    if (fd >= 0) close(fd);
+  }
 };
 
-bool slurp(const std::string& path, FileBuffer* fb, ReadError* err) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    *err = {path, errno == ENOENT ? "missing file" : std::string("cannot open: ") + strerror(errno)};
-    return false;
-  }
-  struct stat st;
-  if (fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
-    close(fd);
-    *err = {path, "is a directory, expected a JSON file"};
-    return false;
-  }
-  size_t want = S_ISREG(st.st_mode) ? static_cast<size_t>(st.st_size) : 0;
-  fb->cap = want + 1 + (1 << 16);
-  fb->data = static_cast<char*>(big_alloc(fb->cap));
-  for (;;) {
-    if (fb->size + 1 == fb->cap) {  // grew while we read, or not a regular file
-      size_t ncap = fb->cap * 2;
-      char* n = static_cast<char*>(big_alloc(ncap));
-      memcpy(n, fb->data, fb->size);
-      big_free(fb->data, fb->cap);
-      fb->data = n;
-      fb->cap = ncap;
-    }
-    ssize_t got = read(fd, fb->data + fb->size, fb->cap - 1 - fb->size);
-    if (got < 0 && errno == EINTR) continue;
-    if (got < 0) {
-      close(fd);
-      *err = {path, std::string("read error: ") + strerror(errno)};
-      return false;
-    }
-    if (got == 0) break;
-    fb->size += static_cast<size_t>(got);
-  }
-  close(fd);
-  fb->data[fb->size] = '\0';
-  if (fb->size == 0) {
-    *err = {path, "empty file (truncated?)"};
-    return false;
-  }
-  return true;
-}
+constexpr unsigned kParseFlags = rapidjson::kParseIterativeFlag;
 
-bool read_events_sequential(const std::string& path, const ReadOptions& opts, Bundle* b, ReadError* err) {
-  FileBuffer fb;
-  if (!slurp(path, &fb, err)) return false;
-  size_t len = fb.size;
+// Events to reserve for `bytes` of events.json (about 350 bytes per event
+// as the shim writes them; capped so a huge hostile file reserves no more
+// than the vector would reach by doubling).
+size_t event_guess(size_t bytes) { return std::min<size_t>(bytes / 200, size_t(1) << 22) + 16; }
+
+// Sequential parse of the whole file (also the fallback of the parallel one,
+// and the one that words the precise error).
+bool read_events_sequential(const std::string& path, int fd, size_t len, const ReadOptions& opts, Bundle* b,
+                            ReadError* err) {
   b->events.clear();
-  b->events.reserve(len / 200 + 16);  // generous: unused capacity is never touched
-  rapidjson::InsituStringStream ss(fb.data);
+  b->events.reserve(event_guess(len));  // generous: unused capacity is never touched
+  BlockStream ss(fd, 0, len);
   EventHandler h;
   h.strings = &b->strings;
   h.out = &b->events;
   h.stream = &ss;
-  h.total_len = len ? len : 1;
+  h.total_len = len;
   h.opts = &opts;
   rapidjson::Reader reader;
-  rapidjson::ParseResult r = reader.Parse<rapidjson::kParseInsituFlag>(ss, h);
+  rapidjson::ParseResult r = reader.Parse<kParseFlags>(ss, h);
+  if (ss.failed) {
+    *err = {path, std::string("read error: ") + strerror(errno)};
+    return false;
+  }
   if (!r) {
     if (!h.error.empty()) *err = {path, h.error};
     else if (h.top_not_array) *err = {path, "expected a JSON array of events at top level"};
@@ -530,10 +634,10 @@ bool read_events_sequential(const std::string& path, const ReadOptions& opts, Bu
 }
 
 // Parallel parse of a big events.json: the array is cut in two at an event
-// boundary and each half parsed object by object on its own thread. Any
-// doubt (a cut that is not a real boundary, any parse error) returns false
-// and the caller re-reads the file sequentially, which also produces the
-// precise error message.
+// boundary and each half parsed object by object on its own thread, each
+// with its own block buffer. Any doubt (a cut that is not a real boundary,
+// any parse error) returns false and the caller re-reads the file
+// sequentially, which also produces the precise error message.
 struct Chunk {
   EventVector* events;
   StringTable* strings;
@@ -544,25 +648,25 @@ struct Chunk {
 
 inline bool is_ws(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
-void parse_chunk(char* base, size_t start, size_t stop, size_t total, const ReadOptions* opts, Chunk* c) {
-  rapidjson::InsituStringStream ss(base + start);
+void parse_chunk(int fd, size_t start, size_t stop, size_t total, const ReadOptions* opts, Chunk* c) {
+  BlockStream ss(fd, start, total);
   EventHandler h;
   h.strings = c->strings;
   h.out = c->events;
   h.stream = &ss;
-  h.total_len = total ? total : 1;
+  h.total_len = stop;  // the first half reports progress up to the cut
   h.opts = opts;
   h.depth = 1;  // inside the top-level array
   rapidjson::Reader reader;
   for (;;) {
     if (ss.Peek() != '{') return;
-    if (!reader.Parse<rapidjson::kParseInsituFlag | rapidjson::kParseStopWhenDoneFlag>(ss, h)) return;
+    if (!reader.Parse<kParseFlags | rapidjson::kParseStopWhenDoneFlag>(ss, h)) return;
     while (is_ws(ss.Peek())) ss.Take();
     char ch = ss.Peek();
     if (ch == ']') {
       ss.Take();
       while (is_ws(ss.Peek())) ss.Take();
-      c->hit_end = ss.Peek() == '\0';
+      c->hit_end = ss.Peek() == '\0' && !ss.failed;
       c->ok = c->hit_end;
       c->end = start + ss.Tell();
       return;
@@ -579,48 +683,47 @@ void parse_chunk(char* base, size_t start, size_t stop, size_t total, const Read
   }
 }
 
-bool read_events_parallel(const std::string& path, const ReadOptions& opts, Bundle* b, ReadError* err,
-                          bool* fallback) {
-  *fallback = true;
-  FileBuffer fb;
-  if (!slurp(path, &fb, err)) {
-    *fallback = false;
-    return false;
-  }
-  char* d = fb.data;
-  size_t len = fb.size;
+// Offset of the first event ('{' after '[') and of an event boundary near
+// the middle ('}' ws* ',' ws* '{'), or false.
+bool find_cut(int fd, size_t len, size_t* first, size_t* split) {
+  std::vector<char> w(std::min<size_t>(len, size_t(8) << 20));
+  ssize_t n = pread_full(fd, w.data(), std::min<size_t>(w.size(), 4096), 0);
   size_t i = 0;
-  while (i < len && is_ws(d[i])) ++i;
-  if (i >= len || d[i] != '[') return false;
+  while (n > 0 && i < size_t(n) && is_ws(w[i])) ++i;
+  if (n <= 0 || i >= size_t(n) || w[i] != '[') return false;
   ++i;
-  while (i < len && is_ws(d[i])) ++i;
-  if (i >= len || d[i] != '{') return false;
-  size_t first = i;
-  // Cut near the middle: '}' ws* ',' ws* '{'.
-  size_t split = 0;
-  for (size_t p = len / 2; p + 1 < len && p < len / 2 + (8u << 20); ++p) {
-    if (d[p] != '}') continue;
+  while (i < size_t(n) && is_ws(w[i])) ++i;
+  if (i >= size_t(n) || w[i] != '{') return false;
+  *first = i;
+  size_t base = len / 2;
+  n = pread_full(fd, w.data(), w.size(), base);
+  for (size_t p = 0; n > 0 && p + 1 < size_t(n); ++p) {
+    if (w[p] != '}') continue;
     size_t q = p + 1;
-    while (q < len && is_ws(d[q])) ++q;
-    if (q >= len || d[q] != ',') continue;
+    while (q < size_t(n) && is_ws(w[q])) ++q;
+    if (q >= size_t(n) || w[q] != ',') continue;
     ++q;
-    while (q < len && is_ws(d[q])) ++q;
-    if (q < len && d[q] == '{') {
-      split = q;
-      break;
+    while (q < size_t(n) && is_ws(w[q])) ++q;
+    if (q < size_t(n) && w[q] == '{') {
+      *split = base + q;
+      return true;
     }
   }
-  if (split == 0) return false;
+  return false;
+}
 
+bool read_events_parallel(int fd, size_t len, const ReadOptions& opts, Bundle* b) {
+  size_t first = 0, split = 0;
+  if (!find_cut(fd, len, &first, &split)) return false;
   b->events.clear();
-  b->events.reserve(len / 200 + 16);
+  b->events.reserve(event_guess(len));
   EventVector second;
-  second.reserve((len - split) / 200 + 16);
+  second.reserve(event_guess(len - split));
   StringTable second_strings;
   Chunk c1{&b->events, &b->strings};
   Chunk c2{&second, &second_strings};
-  std::thread t([&] { parse_chunk(d, split, SIZE_MAX, 0, nullptr, &c2); });
-  parse_chunk(d, first, split, split, &opts, &c1);
+  std::thread t([&] { parse_chunk(fd, split, SIZE_MAX, len, nullptr, &c2); });
+  parse_chunk(fd, first, split, len, &opts, &c1);
   t.join();
   if (!(c1.ok && !c1.hit_end && c1.end == split && c2.ok && c2.hit_end)) {
     b->events.clear();
@@ -636,23 +739,29 @@ bool read_events_parallel(const std::string& path, const ReadOptions& opts, Bund
     e.backend = remap[e.backend];
     e.memory_type = remap[e.memory_type];
   }
-  b->events.insert(b->events.end(), second.begin(), second.end());
+  // Append in slices, dropping each slice's pages from `second` once copied:
+  // the merge then costs the final array plus one slice, not two halves.
+  constexpr size_t kSlice = (size_t(4) << 20) / sizeof(Event);
+  for (size_t at = 0; at < second.size(); at += kSlice) {
+    size_t n = std::min(kSlice, second.size() - at);
+    b->events.insert(b->events.end(), second.begin() + static_cast<std::ptrdiff_t>(at),
+                     second.begin() + static_cast<std::ptrdiff_t>(at + n));
+    big_discard(second.data(), second.capacity() * sizeof(Event), (at + n) * sizeof(Event));
+  }
   if (opts.progress) opts.progress("events.json", 1.0);
-  *fallback = false;
   return true;
 }
 
 bool read_events(const std::string& path, const ReadOptions& opts, Bundle* b, ReadError* err) {
-  struct stat st;
-  if (opts.threads != 1 && stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > (16 << 20) &&
-      std::thread::hardware_concurrency() > 1) {
-    bool fallback = false;
-    if (read_events_parallel(path, opts, b, err, &fallback)) return true;
-    if (!fallback) return false;
+  Fd f;
+  size_t len = 0;
+  if (!open_regular(path, kMaxEventsFileBytes, &f.fd, &len, err)) return false;
+  if (opts.threads != 1 && len > (16 << 20) && std::thread::hardware_concurrency() > 1) {
+    if (read_events_parallel(f.fd, len, opts, b)) return true;
     b->events.clear();
     b->strings = StringTable();
   }
-  return read_events_sequential(path, opts, b, err);
+  return read_events_sequential(path, f.fd, len, opts, b, err);
 }
 
 // allocations.json ------------------------------------------------------------
@@ -672,7 +781,7 @@ bool read_allocations(const std::string& path, Bundle* b, ReadError* err) {
     Fields f{path, "allocation #" + std::to_string(i) + ": ", err};
     Allocation a;
     if (!f.u64(v, "address", &a.address) || !f.u64(v, "size", &a.size) ||
-        !f.num(v, "device_id", &a.device_id) || !f.str(v, "api", &a.api) ||
+        !f.device(v, "device_id", &a.device_id) || !f.str(v, "api", &a.api) ||
         !f.str(v, "memory_type", &a.memory_type) || !f.dbl(v, "timestamp", &a.timestamp) ||
         !f.num(v, "thread_id", &a.thread_id) || !f.u64(v, "stack_id", &a.stack_id) ||
         !f.u64(v, "seq", &a.seq))
@@ -750,7 +859,7 @@ bool read_environment(const std::string& path, Environment* e, ReadError* err) {
       if (!v.IsObject()) continue;
       Fields fd{path, "devices: ", err};
       DeviceInfo di;
-      if (!fd.num(v, "device_id", &di.device_id) || !fd.str(v, "name", &di.name) ||
+      if (!fd.device(v, "device_id", &di.device_id) || !fd.str(v, "name", &di.name) ||
           !fd.u64(v, "total_bytes", &di.total_bytes))
         return false;
       e->devices.push_back(std::move(di));

@@ -1,78 +1,162 @@
 #include "shim/record/live_table.h"
 
-#include <cstdlib>
-#include <cstring>
+#include <sys/mman.h>
 
 namespace gpumemrec {
+namespace {
+
+constexpr uint64_t kFirstCapacity = 64;
+constexpr uint64_t kNotFound = ~uint64_t(0);
+// Old slots moved per insert/remove while a shard grows: the old table is
+// gone after capacity/kMoveStep updates of the shard, long before the new one
+// (twice as large, 5/16 full when growth starts) reaches its own limit.
+constexpr uint64_t kMoveStep = 32;
+
+bool over_limit(uint64_t live, uint64_t capacity) { return live * 8 > capacity * 5; }
+
+}  // namespace
 
 LiveTable::~LiveTable() {
-  for (auto& s : shards_) std::free(s.slots);
+  for (auto& s : shards_) {
+    unmap_table(s.keys, s.capacity);
+    unmap_table(s.old_keys, s.old_capacity);
+  }
 }
 
-LiveEntry* LiveTable::probe(Shard& s, uint64_t key, uint64_t h, bool for_insert) {
-  if (s.capacity == 0) return nullptr;
-  uint64_t mask = s.capacity - 1;
-  LiveEntry* first_tomb = nullptr;
-  for (uint64_t i = h & mask, n = 0; n < s.capacity; i = (i + 1) & mask, ++n) {
-    LiveEntry* e = &s.slots[i];
-    if (e->key == key) return e;
-    if (e->key == 0) return for_insert ? (first_tomb ? first_tomb : e) : nullptr;
-    if (e->key == kTombstone && !first_tomb) first_tomb = e;
-  }
-  return for_insert ? first_tomb : nullptr;
+uint64_t* LiveTable::map_table(uint64_t capacity) {
+  size_t bytes = capacity * (sizeof(uint64_t) + sizeof(LiveEntry));
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return p == MAP_FAILED ? nullptr : static_cast<uint64_t*>(p);
 }
 
-bool LiveTable::grow(Shard& s) {
-  uint64_t cap = s.capacity ? s.capacity * 2 : 64;
-  // Same size again is enough when most used slots are tombstones.
-  if (s.capacity && s.live * 2 < s.capacity) cap = s.capacity;
-  auto* slots = static_cast<LiveEntry*>(std::calloc(cap, sizeof(LiveEntry)));
-  if (!slots) return false;
-  Shard fresh;
-  fresh.slots = slots;
-  fresh.capacity = cap;
-  for (uint64_t i = 0; i < s.capacity; ++i) {
-    const LiveEntry& e = s.slots[i];
-    if (e.key == 0 || e.key == kTombstone) continue;
-    LiveEntry* dst = probe(fresh, e.key, hash(e.key), true);
-    *dst = e;
-    ++fresh.used;
+void LiveTable::unmap_table(uint64_t* keys, uint64_t capacity) {
+  if (keys) munmap(keys, capacity * (sizeof(uint64_t) + sizeof(LiveEntry)));
+}
+
+// Index of `key` in the table, or kNotFound. Empty slots end a probe; moved
+// slots (old table only) do not.
+uint64_t LiveTable::slot_of(const uint64_t* keys, uint64_t capacity, uint64_t key, uint64_t h) {
+  if (!keys) return kNotFound;
+  uint64_t mask = capacity - 1;
+  for (uint64_t i = h & mask, n = 0; n < capacity; i = (i + 1) & mask, ++n) {
+    if (keys[i] == key) return i;
+    if (keys[i] == 0) return kNotFound;
   }
-  std::free(s.slots);
-  s.slots = fresh.slots;
-  s.capacity = fresh.capacity;
-  s.used = fresh.used;
-  s.live = fresh.used;
+  return kNotFound;
+}
+
+// Stores `e` (not in the table yet) in the first free slot of its probe.
+// The caller keeps the table below its load limit, so there is one.
+void LiveTable::place(uint64_t* keys, uint64_t capacity, const LiveEntry& e, uint64_t h) {
+  uint64_t mask = capacity - 1;
+  uint64_t i = h & mask;
+  while (keys[i] != 0) i = (i + 1) & mask;
+  keys[i] = e.key;
+  entries(keys, capacity)[i] = e;
+}
+
+// Backward-shift deletion (Knuth, TAOCP vol. 3, 6.4 algorithm R): every
+// entry after the hole whose home slot is not between the hole and itself
+// moves back into the hole, so probes never meet a tombstone.
+void LiveTable::erase_shift(uint64_t* keys, uint64_t capacity, uint64_t i) {
+  uint64_t mask = capacity - 1;
+  LiveEntry* vals = entries(keys, capacity);
+  for (uint64_t j = (i + 1) & mask; keys[j] != 0; j = (j + 1) & mask) {
+    uint64_t home = hash(keys[j]) & mask;
+    // Stays when home lies cyclically in (i, j].
+    bool stays = i <= j ? (i < home && home <= j) : (i < home || home <= j);
+    if (stays) continue;
+    keys[i] = keys[j];
+    vals[i] = vals[j];
+    i = j;
+  }
+  keys[i] = 0;
+}
+
+// Moves up to `slots` old slots into the current table; when all are moved,
+// hands the old table to *done, which unmaps it after the shard lock is
+// released (unmapping megabytes takes a while; other threads need not wait).
+void LiveTable::move_some(Shard& s, uint64_t slots, Retired* done) {
+  if (!s.old_keys) return;
+  LiveEntry* vals = entries(s.old_keys, s.old_capacity);
+  for (uint64_t end = s.cursor + slots; s.cursor < s.old_capacity && s.cursor < end; ++s.cursor) {
+    uint64_t k = s.old_keys[s.cursor];
+    if (k == 0 || k == kMoved) continue;
+    place(s.keys, s.capacity, vals[s.cursor], hash(k));
+    s.old_keys[s.cursor] = kMoved;
+  }
+  if (s.cursor == s.old_capacity) {
+    done->keys = s.old_keys;
+    done->capacity = s.old_capacity;
+    s.old_keys = nullptr;
+    s.old_capacity = 0;
+    s.cursor = 0;
+  }
+}
+
+// Makes the current table the old one and starts an empty one twice as
+// large. False when no memory is left.
+bool LiveTable::start_growth(Shard& s, Retired* done) {
+  move_some(s, ~uint64_t(0), done);  // a previous growth not finished yet (rare)
+  uint64_t cap = s.capacity ? s.capacity * 2 : kFirstCapacity;
+  uint64_t* keys = map_table(cap);
+  if (!keys) return false;
+  s.old_keys = s.keys;
+  s.old_capacity = s.capacity;
+  s.cursor = 0;
+  s.keys = keys;
+  s.capacity = cap;
+  if (!s.old_keys) s.old_capacity = 0;
   return true;
 }
 
 bool LiveTable::insert(const LiveEntry& e) {
+  if (e.key == 0 || e.key == kMoved) return false;
   uint64_t h = hash(e.key);
   Shard& s = shard_for(h);
+  Retired done;  // destroyed after the guard
   SpinGuard g(s.lock);
-  if ((s.used + 1) * 10 > s.capacity * 7 && !grow(s)) return false;
-  LiveEntry* slot = probe(s, e.key, h, true);
-  if (!slot) return false;
-  if (slot->key == 0) {
-    ++s.used;
-    ++s.live;
-  } else if (slot->key == kTombstone) {
-    ++s.live;
+  move_some(s, kMoveStep, &done);
+  uint64_t i = slot_of(s.keys, s.capacity, e.key, h);
+  if (i != kNotFound) {  // the newer allocation wins
+    entries(s.keys, s.capacity)[i] = e;
+    return true;
   }
-  *slot = e;
+  uint64_t o = slot_of(s.old_keys, s.old_capacity, e.key, h);
+  if (o != kNotFound) {
+    s.old_keys[o] = kMoved;
+    --s.live;
+  }
+  if (over_limit(s.live + 1, s.capacity) && !start_growth(s, &done)) {
+    // No memory for a larger table: use the slack of this one while it lasts.
+    if (s.live + 1 >= s.capacity) return false;
+  }
+  place(s.keys, s.capacity, e, h);
+  ++s.live;
   return true;
 }
 
 bool LiveTable::lookup(uint64_t key, LiveEntry* out, bool take) {
-  if (key == 0 || key == kTombstone) return false;
+  if (key == 0 || key == kMoved) return false;
   uint64_t h = hash(key);
   Shard& s = shard_for(h);
+  Retired done;  // destroyed after the guard
   SpinGuard g(s.lock);
-  LiveEntry* slot = probe(s, key, h, false);
-  if (!slot) return false;
-  if (out) *out = *slot;
+  if (take) move_some(s, kMoveStep, &done);
+  uint64_t i = slot_of(s.keys, s.capacity, key, h);
+  if (i != kNotFound) {
+    if (out) *out = entries(s.keys, s.capacity)[i];
+    if (take) {
+      erase_shift(s.keys, s.capacity, i);
+      --s.live;
+    }
+    return true;
+  }
+  uint64_t o = slot_of(s.old_keys, s.old_capacity, key, h);
+  if (o == kNotFound) return false;
+  if (out) *out = entries(s.old_keys, s.old_capacity)[o];
   if (take) {
-    slot->key = kTombstone;
+    s.old_keys[o] = kMoved;
     --s.live;
   }
   return true;
@@ -90,9 +174,12 @@ uint64_t LiveTable::count() const {
 void LiveTable::snapshot(std::vector<LiveEntry>* out) {
   for (auto& s : shards_) {
     SpinGuard g(s.lock);
-    for (uint64_t i = 0; i < s.capacity; ++i) {
-      const LiveEntry& e = s.slots[i];
-      if (e.key != 0 && e.key != kTombstone) out->push_back(e);
+    for (uint64_t* keys : {s.keys, s.old_keys}) {
+      if (!keys) continue;
+      uint64_t cap = keys == s.keys ? s.capacity : s.old_capacity;
+      const LiveEntry* vals = entries(keys, cap);
+      for (uint64_t i = 0; i < cap; ++i)
+        if (keys[i] != 0 && keys[i] != kMoved) out->push_back(vals[i]);
     }
   }
 }

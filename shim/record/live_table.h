@@ -2,9 +2,15 @@
 // VMM handle, in a second instance). It answers "who holds the memory" even
 // for allocations older than the ring.
 //
-// Sharded open addressing: 64 shards, each a power-of-two array with linear
-// probing and tombstones, guarded by its own spinlock. Growth (malloc) happens
-// under the shard lock, rarely: the table doubles when 70% full.
+// Sharded open addressing: 64 shards, each guarded by its own spinlock. A
+// shard is a power-of-two table with linear probing and backward-shift
+// deletion (no tombstones: the probe length depends on the load only, not on
+// how many allocations came and went). Keys sit in their own array (eight per
+// cache line) and entries in a parallel one, so a probe touches one line of
+// keys and the one entry it finds. A shard doubles when 5/8 full; the old
+// table is moved over incrementally (a few slots per insert/remove of that
+// shard), so no caller ever waits for a whole shard to be rehashed.
+// Arrays come from mmap (zero pages on demand, no memset, no malloc lock).
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -68,15 +74,20 @@ class LiveTable {
   void unlock_all();
 
  private:
-  static constexpr uint64_t kTombstone = ~uint64_t(0);
+  // Marks a slot of the table being moved out whose entry was moved or
+  // removed (only the old table of a shard that is growing has them).
+  static constexpr uint64_t kMoved = ~uint64_t(0);
   // One cache line per shard: threads working on different shards never
-  // share a line.
+  // share a line. keys[capacity] is followed by LiveEntry[capacity] in the
+  // same mapping (entries(keys, capacity)).
   struct alignas(64) Shard {
     SpinLock lock;
-    LiveEntry* slots = nullptr;
-    uint64_t capacity = 0;  // power of two
-    uint64_t used = 0;      // live + tombstones
-    uint64_t live = 0;
+    uint64_t* keys = nullptr;
+    uint64_t capacity = 0;      // power of two, 0 before the first insert
+    uint64_t live = 0;          // entries in both tables
+    uint64_t* old_keys = nullptr;  // table being moved out, or null
+    uint64_t old_capacity = 0;
+    uint64_t cursor = 0;        // old slots below this one are moved
   };
   static_assert(sizeof(Shard) == 64, "a shard is one cache line");
   static uint64_t hash(uint64_t key) {
@@ -87,10 +98,23 @@ class LiveTable {
     key ^= key >> 33;
     return key;
   }
+  static LiveEntry* entries(uint64_t* keys, uint64_t capacity) {
+    return reinterpret_cast<LiveEntry*>(keys + capacity);
+  }
   Shard& shard_for(uint64_t h) { return shards_[h >> 58]; }
-  bool grow(Shard& s);
+  static uint64_t* map_table(uint64_t capacity);
+  static void unmap_table(uint64_t* keys, uint64_t capacity);
+  static uint64_t slot_of(const uint64_t* keys, uint64_t capacity, uint64_t key, uint64_t h);
+  static void place(uint64_t* keys, uint64_t capacity, const LiveEntry& e, uint64_t h);
+  static void erase_shift(uint64_t* keys, uint64_t capacity, uint64_t i);
+  struct Retired {  // a moved-out table, unmapped when this goes away
+    uint64_t* keys = nullptr;
+    uint64_t capacity = 0;
+    ~Retired() { unmap_table(keys, capacity); }
+  };
+  static void move_some(Shard& s, uint64_t slots, Retired* done);
+  static bool start_growth(Shard& s, Retired* done);
   bool lookup(uint64_t key, LiveEntry* out, bool take);
-  static LiveEntry* probe(Shard& s, uint64_t key, uint64_t h, bool for_insert);
 
   Shard shards_[kShards];
 };

@@ -60,13 +60,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       start = i + 1;
     }
   }
-  gpumemrec::ReadOptions opts;
+  ReadOptions opts;
   opts.progress = [](const char*, double f) {
     if (!(f >= 0.0 && f <= 1.0)) abort();
   };
-  gpumemrec::Bundle b;
-  gpumemrec::ReadError err;
-  if (!gpumemrec::read_bundle(dir, opts, &b, &err)) {
+  Bundle b;
+  ReadError err;
+  if (!read_bundle(dir, opts, &b, &err)) {
     if (err.file.empty() || err.what.empty() || err.what.find('\n') != std::string::npos) abort();
   }
   return 0;

@@ -6,12 +6,12 @@
 Synthesizes the bundle once under DIR (make_bundle.py; not committed), then
 times `gpumemrec report` (best and median of 5 runs, wall clock, output to
 /dev/null), and for information `html`, `export` (both formats) and a
-`query`. Checks the HTML of the big bundle stays small and renders in
+`query`, each with its peak resident memory (the child's ru_maxrss) against
+the bundle's size on disk. Checks the HTML of the big bundle stays small and renders in
 headless Chromium. Fails when the best report time is over --limit-s.
 """
 import argparse
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -21,21 +21,29 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 CPU = []  # (user+sys) of each run of the last timed() call
+RSS = []  # peak resident set (bytes) of each run of the last timed() call
 
 
 def timed(cmd, n):
     ts = []
     del CPU[:]
+    del RSS[:]
     for _ in range(n):
-        r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         t = time.perf_counter()
-        p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        err = p.stderr.read()
+        _, status, ru = os.wait4(p.pid, 0)  # this child's own rusage
+        p.returncode = os.waitstatus_to_exitcode(status)
         ts.append(time.perf_counter() - t)
-        r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-        CPU.append((r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime))
+        CPU.append(ru.ru_utime + ru.ru_stime)
+        RSS.append(ru.ru_maxrss * 1024)
         if p.returncode != 0:
-            raise SystemExit("FAIL: %s: rc=%d %s" % (" ".join(cmd), p.returncode, p.stderr.decode()[-500:]))
+            raise SystemExit("FAIL: %s: rc=%d %s" % (" ".join(cmd), p.returncode, err.decode()[-500:]))
     return min(ts), statistics.median(ts)
+
+
+def mib(n):
+    return "%.0f MiB" % (n / 2**20)
 
 
 def main():
@@ -57,23 +65,29 @@ def main():
         bundles = sorted(x for x in os.listdir(d) if x.startswith("oom_dump_"))
     b = os.path.join(d, bundles[0])
     size = os.path.getsize(os.path.join(b, "events.json"))
-    print("bundle: %s (events.json %.0f MiB)" % (b, size / 2**20))
+    total = sum(os.path.getsize(os.path.join(b, f)) for f in os.listdir(b))
+    print("bundle: %s (events.json %.0f MiB, bundle %.0f MiB)" % (b, size / 2**20, total / 2**20))
     g = args.gpumemrec
     with open("/proc/loadavg") as f:
         load = f.read().split()[0]
     best, med = timed([g, "report", b], args.runs)
     cpu = min(CPU)
-    print("report:               best %.3f s, median %.3f s wall; best %.3f s CPU (user+sys) (%d runs, load average %s)"
-          % (best, med, cpu, args.runs, load))
+    print("report:               best %.3f s, median %.3f s wall; best %.3f s CPU (user+sys) (%d runs, load average %s);"
+          " peak RSS %s" % (best, med, cpu, args.runs, load, mib(max(RSS))))
     html = os.path.join(args.work, "big.html")
     hb, hm = timed([g, "html", b, "-o", html], 3)
-    print("html:                 best %.3f s, median %.3f s; %.0f KiB" % (hb, hm, os.path.getsize(html) / 1024))
+    print("html:                 best %.3f s, median %.3f s; %.0f KiB; peak RSS %s"
+          % (hb, hm, os.path.getsize(html) / 1024, mib(max(RSS))))
     pb, pm = timed([g, "export", "-f", "memory-viz", b, "-o", os.path.join(args.work, "big.pickle")], 1)
-    print("export memory-viz:    %.3f s; %.0f MiB" % (pb, os.path.getsize(os.path.join(args.work, "big.pickle")) / 2**20))
+    print("export memory-viz:    %.3f s; %.0f MiB; peak RSS %s"
+          % (pb, os.path.getsize(os.path.join(args.work, "big.pickle")) / 2**20, mib(max(RSS))))
     cb, cm = timed([g, "export", "-f", "chrome-trace", b, "-o", os.path.join(args.work, "big.trace.json")], 1)
-    print("export chrome-trace:  %.3f s; %.0f MiB" % (cb, os.path.getsize(os.path.join(args.work, "big.trace.json")) / 2**20))
+    print("export chrome-trace:  %.3f s; %.0f MiB; peak RSS %s"
+          % (cb, os.path.getsize(os.path.join(args.work, "big.trace.json")) / 2**20, mib(max(RSS))))
     qb, qm = timed([g, "query", b, "SELECT api, COUNT(*), SUM(size) FROM events GROUP BY api"], 1)
-    print("query (load + SQL):   %.3f s" % qb)
+    print("query (load + SQL):   %.3f s; peak RSS %s" % (qb, mib(max(RSS))))
+    cb_, _ = timed([g, "query", b, "SELECT count(*) FROM events"], 1)
+    print("query count(*):       %.3f s; peak RSS %s" % (cb_, mib(max(RSS))))
     ok = True
     if os.path.getsize(html) > 8 * 2**20:
         print("FAIL: HTML is %.1f MiB; it must not embed every event" % (os.path.getsize(html) / 2**20))

@@ -435,8 +435,92 @@ def t_bad_input(c):
     check(rc == 1 and err.count("\n") == 1, "unwritable output: rc=%d %r" % (rc, err))
 
 
+def t_bad_structure(c):
+    """Hostile structure (issue 11, item 16): deep nesting in every file, special
+    files in place of a JSON file (FIFO, symlink to /dev/zero), absurd numbers.
+    Every command answers with one error line and exit 2 (or, for input that
+    is odd but valid, exit 0), within a timeout (a hang fails) and under an
+    address-space limit (reading until memory runs out fails)."""
+    import resource
+    good = c.synth("single-struct", "--events", "200")[0]
+    base = os.path.join(c.work, "struct")
+    shutil.rmtree(base, ignore_errors=True)
+    os.makedirs(base)
+    n = [0]
+
+    def variant(f, make):
+        n[0] += 1
+        d = os.path.join(base, "v%02d" % n[0])
+        shutil.copytree(good, d)
+        p = os.path.join(d, f)
+        os.remove(p)
+        make(p)
+        return d
+
+    def text(t):
+        def make(p):
+            with open(p, "w") as fh:
+                fh.write(t)
+        return make
+
+    def edit(f, old, new_):
+        with open(os.path.join(good, f)) as fh:
+            t = fh.read()
+        check(re.search(old, t), "make_bundle output changed: %r not in %s" % (old, f))
+        return text(re.sub(old, new_, t))
+
+    deep = 300000
+    files = ["manifest.json", "metadata.json", "events.json", "allocations.json", "stacks.json", "environment.json"]
+    must_fail = []   # (label, dir, needle)
+    may_pass = []    # odd but valid: exit 0 or one error line with exit 2
+    for f in files:
+        must_fail.append(("open [ x%d %s" % (deep, f), variant(f, text("[" * deep)), f))
+        must_fail.append(("open {\"a\": x%d %s" % (deep, f), variant(f, text('{"a":' * deep)), f))
+        must_fail.append(("FIFO %s" % f, variant(f, os.mkfifo), f))
+        must_fail.append(("-> /dev/zero %s" % f, variant(f, lambda p: os.symlink("/dev/zero", p)), f))
+        may_pass.append(("closed [ x%d %s" % (deep, f), variant(f, text("[" * deep + "]" * deep))))
+    must_fail.append(("event nested x%d" % deep, variant("events.json", text('[{"seq": 1, "x": ' + "[" * deep + "]" * deep + "}]")),
+                      "events.json"))
+    for v in ["2147483647", "4294967296", "18446744073709551615", "-2", "1e300"]:
+        must_fail.append(("event device_id %s" % v, variant("events.json", edit("events.json", r'"device_id": ?0', '"device_id": ' + v)),
+                          "device_id"))
+    must_fail.append(("allocation device_id", variant("allocations.json", edit("allocations.json", r'"device_id": ?0', '"device_id": 2147483647')),
+                      "device_id"))
+    must_fail.append(("metadata device_id", variant("metadata.json", edit("metadata.json", r'"device_id": ?0', '"device_id": 2147483647')),
+                      "device_id"))
+    must_fail.append(("live_bytes_by_device key", variant("metadata.json", edit("metadata.json", r'"live_bytes_by_device": ?\{', '"live_bytes_by_device": {"2147483647": 1, ')),
+                      "live_bytes_by_device"))
+    for v in ["1e308", "18446744073709551615", "-1e308"]:
+        may_pass.append(("event size %s" % v, variant("events.json", edit("events.json", r'"size": ?\d+', '"size": ' + v))))
+        may_pass.append(("event timestamp %s" % v, variant("events.json", edit("events.json", r'"timestamp": ?[\d.]+', '"timestamp": ' + v))))
+
+    def limit():  # 2 GiB of address space: far above what a 200-event bundle needs
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+    cmds = [["report"], ["html", "-o", os.path.join(c.work, "s.html")],
+            ["export", "--format", "memory-viz", "-o", os.path.join(c.work, "s.pickle")],
+            ["export", "--format", "chrome-trace", "-o", os.path.join(c.work, "s.json")], ["query", "SELECT count(*) FROM events"]]
+    for label, d, needle in must_fail + [(l, d, None) for l, d in may_pass]:
+        for cmd in cmds:
+            try:
+                p = subprocess.run([c.bin, cmd[0], d] + cmd[1:], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   timeout=60, preexec_fn=limit)
+            except subprocess.TimeoutExpired:
+                raise Fail("%s / %s: no answer in 60 s (hangs)" % (label, cmd[0]))
+            err = p.stderr.decode("utf-8", "replace")
+            lines = err.splitlines()
+            if needle is None and p.returncode == 0:
+                continue
+            check(p.returncode == 2, "%s / %s: rc=%d, expected 2 (stderr %r)" % (label, cmd[0], p.returncode, err[-300:]))
+            check(len(lines) == 1 and lines[0].startswith("gpumemrec: error: "),
+                  "%s / %s: not one error line: %r" % (label, cmd[0], err[-300:]))
+            check(needle is None or needle in lines[0], "%s / %s: error does not name %r: %r" % (label, cmd[0], needle, lines[0]))
+        print("ok: %-36s -> %s" % (label, lines[0] if p.returncode else "exit 0"))
+
+
 TESTS = {"help": t_help, "report": t_report, "ls": t_ls, "multirank": t_multirank, "export_memviz": t_export_memviz,
-         "export_chrome": t_export_chrome, "query": t_query, "html": t_html, "run": t_run, "bad_input": t_bad_input}
+         "export_chrome": t_export_chrome, "query": t_query, "html": t_html, "run": t_run, "bad_input": t_bad_input,
+         "bad_structure": t_bad_structure}
 
 
 def main():
