@@ -4,8 +4,10 @@
 // vendored library (d3-flame-graph needs d3: ~300 KB in every report and a
 // build-time download); what it shows follows memray's flame graph reporter
 // (bloomberg/memray docs/flamegraph.rst: width = bytes held by a function and
-// its callees, click to zoom, search) and PyTorch's memory_viz (stack of the
-// selected allocation beside the chart) without their code.
+// its callees, click to zoom, search) and PyTorch's memory_viz
+// (pytorch/pytorch torch/utils/viz/MemoryViz.js: the stack of the selected
+// allocation beside the chart, small entries folded into a summary) without
+// their code.
 //
 // The data (tools/html_data.cpp) is written between kHtmlHead and
 // kHtmlTail, inside a <script type="application/json">. The

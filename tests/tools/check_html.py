@@ -100,7 +100,7 @@ def run(cmd, timeout):
 def render(html, chromium, fragment="", timeout=120):
     """Loads html#fragment in headless Chromium with --dump-dom and returns
     (status text, {attribute: value} of #gmr-status, the parsed #gmr-test JSON
-    or None, Chromium's wall time in seconds). The page measures its own
+    or None, Chromium's wall time in seconds, the DOM as text). The page measures its own
     render time (data-render-ms: script start to laid out; data-load-ms: from
     navigation start) with performance.now()."""
     import json
@@ -117,7 +117,7 @@ def render(html, chromium, fragment="", timeout=120):
     test = None
     if t and t.group(1).strip():
         test = json.loads(t.group(1).replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", '"'))
-    return (m.group(2) if m else None), attrs, test, secs
+    return (m.group(2) if m else None), attrs, test, secs, dom
 
 
 def main():

@@ -454,6 +454,24 @@ def t_names(c):
     s0 = json.loads(out)["sites"][0]
     check(s0["frames"][0]["function"] == full and s0["frames"][0]["short"] == short and s0["python"] == "native_thread",
           "report --json frame names: %r" % s0["frames"][0])
+    # A hostile symbol name is text in the HTML report, never markup.
+    evil = "evil<img src=x onerror=\"document.title='pwned'\">::f</script><b>x</b>"
+    for s in stacks:
+        if s["stack_id"] == top:
+            s["frames"][0]["function"] = evil
+    with open(os.path.join(d, "stacks.json"), "w") as f:
+        json.dump(stacks, f)
+    page = os.path.join(c.work, "names.html")
+    rc, out, err = c.gmr("html", d, "-o", page)
+    check(rc == 0, "html rc=%d %s" % (rc, err))
+    chromium = chromium_or_skip()
+    if chromium:
+        sys.path.insert(0, HERE)
+        import check_html
+        status, attrs, t, secs, dom = check_html.render(page, chromium, "#gmr-selftest=evil")
+        check(status == "gmr-render-ok" and t and t["search"]["highlighted"] > 0, "hostile name: %r %r" % (status, t))
+        check("<img" not in dom and "<b>x</b>" not in dom and "pwned" not in dom.split("<title>")[1].split("</title>")[0],
+              "a symbol name became markup in the HTML report")
 
 
 def renumbered(c, src, name, grow_stack, extra_bytes):
@@ -575,7 +593,7 @@ def t_html_flame(c):
         events = load(b, "events.json")
         term = next((f["function"].split("(")[0] for s in stacks.values() for f in s["frames"]
                      if f["kind"] == "native" and f.get("function") and "::" not in f["function"]), "train_step")
-        status, attrs, t, secs = check_html.render(page, chromium, "#gmr-selftest=" + term)
+        status, attrs, t, secs, dom = check_html.render(page, chromium, "#gmr-selftest=" + term)
         check(status == "gmr-render-ok" and t, "page did not render: %r" % status)
         print("html_flame: %s: rendered in %s ms; clicked %r" % (os.path.basename(b), attrs.get("data-render-ms"),
                                                                    t.get("clicked", {}).get("label")))
@@ -627,7 +645,7 @@ def t_html_200k(c):
     rc, o, err = c.gmr("html", b, "-o", page)
     gen = time.time() - t0
     check(rc == 0, "html rc=%d %s" % (rc, err))
-    status, attrs, t, secs = check_html.render(page, chromium)
+    status, attrs, t, secs, dom = check_html.render(page, chromium)
     check(status == "gmr-render-ok", "200k page did not render: %r" % status)
     load_ms = float(attrs.get("data-load-ms", "nan"))
     print("html_200k: gpumemrec html %.2f s, page %d KiB; in Chromium: script %s ms, %.0f ms from navigation start to laid "
