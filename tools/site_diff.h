@@ -38,7 +38,7 @@ struct SiteDelta {
   const SiteTotals::Entry* site = nullptr;  // NEW's entry, else OLD's
 };
 
-// Every site of either side, largest growth first, then largest shrink.
+// Every site of either side, by change: largest growth first, largest shrink last.
 std::vector<SiteDelta> compare(const SiteTotals& old_side, const SiteTotals& new_side);
 
 }  // namespace gpumemrec::diff
