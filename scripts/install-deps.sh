@@ -4,6 +4,7 @@
 set -euo pipefail
 PACKAGES=(
   build-essential cmake pkg-config python3
+  dpkg-dev  # cpack -G DEB: dpkg-shlibdeps for the package's Depends (tools.deb)
   libgtest-dev libgmock-dev libbenchmark-dev
   libunwind-dev libdw-dev libelf-dev
   rapidjson-dev libspdlog-dev libfmt-dev libcli11-dev libsqlite3-dev

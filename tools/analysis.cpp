@@ -5,6 +5,8 @@
 #include <set>
 #include <unordered_map>
 
+#include "tools/names.h"
+
 using namespace gpumemrec::model;  // the tools' bundle model
 
 namespace gpumemrec::analysis {
@@ -156,23 +158,49 @@ std::vector<size_t> oldest_live(const Bundle& b, size_t n) {
   return idx;
 }
 
-std::vector<std::string> stack_lines(const Bundle& b, uint64_t stack_id, size_t max_frames) {
+std::vector<std::string> stack_lines(const Bundle& b, uint64_t stack_id, size_t max_frames, bool verbose) {
   std::vector<std::string> out;
   const Stack* s = stack_id ? b.find_stack(stack_id) : nullptr;
   if (!s) {
     out.push_back(stack_id ? "(stack " + std::to_string(stack_id) + " not in stacks.json)" : "(no stack recorded)");
     return out;
   }
+  std::string why = names::python_status_text(s->python);
   if (s->frames.empty()) {
-    out.push_back("(empty stack, python: " + (s->python.empty() ? std::string("?") : s->python) + ")");
+    out.push_back("(empty stack" + (why.empty() ? ", python: " + (s->python.empty() ? std::string("?") : s->python) : ": " + why) + ")");
     return out;
   }
   size_t n = std::min(max_frames, s->frames.size());
   for (size_t i = 0; i < n; ++i) {
     const Frame& f = s->frames[i];
-    out.push_back(std::string(f.kind == FrameKind::kPython ? "py  " : "    ") + format_frame(f));
+    out.push_back(std::string(f.kind == FrameKind::kPython ? "py  " : "    ") + names::frame_label(f, verbose));
   }
   if (n < s->frames.size()) out.push_back("    ... " + std::to_string(s->frames.size() - n) + " more frames");
+  if (!why.empty()) out.push_back("    (" + why + ")");
+  return out;
+}
+
+std::string top_frame(const Bundle& b, uint64_t stack_id, bool verbose) {
+  const Stack* s = stack_id ? b.find_stack(stack_id) : nullptr;
+  if (!s || s->frames.empty()) return stack_id ? "stack " + std::to_string(stack_id) : "(no stack)";
+  return names::frame_label(s->frames.front(), verbose);
+}
+
+std::vector<OomMark> oom_marks(const Bundle& b) {
+  std::vector<OomMark> out;
+  std::unordered_map<uint32_t, size_t> open;  // thread -> its latest OOM not yet recovered
+  for (const Event& e : b.events) {
+    if (e.kind == EventKind::kOom) {
+      open[e.thread_id] = out.size();
+      out.push_back({e.timestamp, e.device_id, e.size, e.thread_id, e.api, false});
+    } else if (e.kind == EventKind::kAllocation && e.result == 0) {
+      auto it = open.find(e.thread_id);
+      if (it != open.end() && e.size >= out[it->second].size) {
+        out[it->second].recovered = true;
+        open.erase(it);
+      }
+    }
+  }
   return out;
 }
 

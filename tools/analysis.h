@@ -41,8 +41,26 @@ std::vector<ApiCount> api_counts(const model::Bundle& b);  // largest total firs
 // Indices into b.allocations, oldest (lowest seq, then timestamp) first.
 std::vector<size_t> oldest_live(const model::Bundle& b, size_t n);
 
-// Frames of a stack as text lines ("py  f (file:line)" / "    f (file:line)").
-std::vector<std::string> stack_lines(const model::Bundle& b, uint64_t stack_id, size_t max_frames);
+// Frames of a stack as text lines ("py  f (file:line)" / "    f (file:line)"),
+// short C++ names unless verbose (tools/names.h), then a line saying why
+// Python frames are missing when the stack's `python` field says so.
+std::vector<std::string> stack_lines(const model::Bundle& b, uint64_t stack_id, size_t max_frames, bool verbose = false);
+
+// The innermost frame of a stack as one label ("(no stack)" / "stack N").
+std::string top_frame(const model::Bundle& b, uint64_t stack_id, bool verbose = false);
+
+// OOM events of the ring. recovered: the same thread later allocated at
+// least as many bytes successfully before its next OOM (the program freed
+// memory or shrank its batch and carried on).
+struct OomMark {
+  double t = 0;
+  int32_t device = -1;
+  uint64_t size = 0;
+  uint32_t thread = 0;
+  uint16_t api = 0;
+  bool recovered = false;
+};
+std::vector<OomMark> oom_marks(const model::Bundle& b);
 
 // A one-line plot of `curve` scaled to [0, max]: `width` columns, each the
 // highest value in its time slice. Unicode blocks unless ascii.

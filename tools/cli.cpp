@@ -47,6 +47,16 @@ std::string utc_time(double ts) {
   return buf;
 }
 
+std::string human_duration(double s) {
+  char buf[48];
+  double a = s < 0 ? -s : s;
+  if (a < 1e-3) snprintf(buf, sizeof buf, "%.0f \u00b5s", s * 1e6);
+  else if (a < 1) snprintf(buf, sizeof buf, a < 0.01 ? "%.2f ms" : a < 0.1 ? "%.1f ms" : "%.0f ms", s * 1e3);
+  else if (a < 120) snprintf(buf, sizeof buf, a < 10 ? "%.2f s" : "%.1f s", s);
+  else snprintf(buf, sizeof buf, "%.1f min", s / 60);
+  return buf;
+}
+
 std::string hex(uint64_t v) {
   char buf[24];
   snprintf(buf, sizeof buf, "0x%" PRIx64, v);
@@ -99,6 +109,13 @@ void load_bundle(const std::string& dir, Bundle* b, bool light, Progress* progre
   bool ok = read_bundle(dir, opts, b, &err);
   if (progress) progress->done();
   if (!ok) throw CliError(kBadInput, err.message());
+}
+
+void load_bundle_without_events(const std::string& dir, Bundle* b) {
+  ReadOptions opts;
+  opts.events = false;
+  ReadError err;
+  if (!read_bundle(dir, opts, b, &err)) throw CliError(kBadInput, err.message());
 }
 
 bool is_directory(const std::string& p) {

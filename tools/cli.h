@@ -26,6 +26,7 @@ struct CliError : std::runtime_error {
 std::string human_bytes(uint64_t n);          // "1.5 GiB", "512 B"
 std::string human_signed(int64_t n);          // "+1.5 GiB" / "-2.0 MiB"
 std::string utc_time(double ts);              // "2026-11-21 14:03:05Z"
+std::string human_duration(double seconds);  // "850 µs", "2.00 ms", "1.50 s", "3.2 min"
 std::string hex(uint64_t v);                  // "0x7f..."
 std::string fmt_double(double v, int prec);
 
@@ -47,6 +48,9 @@ class Progress {
 
 // Loads a bundle; throws CliError(kBadInput) with the reader's message.
 void load_bundle(const std::string& dir, model::Bundle* b, bool light = false, Progress* progress = nullptr);
+
+// Loads manifest, metadata, allocations and stacks, not the events (diff).
+void load_bundle_without_events(const std::string& dir, model::Bundle* b);
 
 // Bundle directories inside `dir` (children holding manifest.json, skipping
 // ".tmp-*"), sorted by name.

@@ -81,24 +81,92 @@ void print(const Result& r, const QueryOptions& o) {
   fputs(out.c_str(), stdout);
 }
 
+// Loads one bundle, or every bundle of a directory one at a time (so a
+// directory of ranks never holds more than one bundle in memory).
+void fill_db(sqlite3* db, const std::string& path) {
+  std::vector<std::string> paths;
+  if (!is_bundle_dir(path) && is_directory(path)) paths = find_bundles(path);
+  if (paths.empty()) paths.push_back(path);  // a bundle, or the reader's error for anything else
+  create_query_db(db);
+  for (const auto& p : paths) {
+    Bundle b;
+    Progress progress;
+    load_bundle(p, &b, false, &progress);
+    if (progress.enabled()) progress.update("loading into SQLite", 0);
+    load_query_db(db, b, basename_of(p));
+    progress.done();
+  }
+  finish_query_db(db);
+}
+
+std::string cell_text(sqlite3_stmt* st, int c, int type, bool csv) {
+  if (type == SQLITE_NULL) return csv ? "" : "NULL";
+  if (type == SQLITE_FLOAT) {
+    char buf[64];
+    snprintf(buf, sizeof buf, "%.6f", sqlite3_column_double(st, c));
+    return buf;
+  }
+  const unsigned char* t = sqlite3_column_text(st, c);
+  return t ? reinterpret_cast<const char*>(t) : "";
+}
+
+// Runs every statement of `sql`; *last gets the rows of the last one that
+// returns columns. Returns false when none did.
+bool run_sql(sqlite3* db, const std::string& sql_text, bool csv, Result* last) {
+  bool have = false;
+  const char* sql = sql_text.c_str();
+  while (sql && *sql) {
+    sqlite3_stmt* st = nullptr;
+    const char* tail = nullptr;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, &tail) != SQLITE_OK)
+      throw CliError(kBadInput, std::string("SQL: ") + sqlite3_errmsg(db));
+    sql = tail;
+    if (!st) continue;  // whitespace or comment
+    Result r;
+    int n = sqlite3_column_count(st);
+    for (int c = 0; c < n; ++c) r.names.push_back(sqlite3_column_name(st, c));
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+      std::vector<std::string> row(n);
+      std::vector<int> types(n);
+      for (int c = 0; c < n; ++c) {
+        types[c] = sqlite3_column_type(st, c);
+        row[c] = cell_text(st, c, types[c], csv);
+      }
+      r.rows.push_back(std::move(row));
+      r.types.push_back(std::move(types));
+    }
+    std::string err = rc == SQLITE_DONE ? "" : sqlite3_errmsg(db);
+    sqlite3_finalize(st);
+    if (!err.empty()) throw CliError(kBadInput, "SQL: " + err);
+    if (n > 0) {
+      *last = std::move(r);
+      have = true;
+    }
+  }
+  return have;
+}
+
 }  // namespace
 
 RunFn add_query(CLI::App& root) {
   auto o = std::make_shared<QueryOptions>();
   CLI::App* app = root.add_subcommand("query", "Run SQL over a bundle loaded into an in-memory SQLite database");
-  app->add_option("BUNDLE", o->bundle, "Bundle directory");
+  app->add_option("BUNDLE", o->bundle, "A bundle, or a directory of bundles (all in one database; the bundle column tells them apart)");
   app->add_option("SQL", o->sql, "SQL statement(s); the rows of the last one that returns rows are printed");
   auto* csv = app->add_flag("--csv", o->csv, "Print CSV");
   app->add_flag("--json", o->json, "Print a JSON array of objects")->excludes(csv);
   app->add_flag("--schema", o->schema, "Print the tables and views, then exit");
   app->footer(
       "Tables: events, allocations, stacks, frames, intervals, metadata; view: sites (see --schema).\n"
+      "Every table has a bundle column (the bundle directory's name): given a directory, all its bundles\n"
+      "(the ranks of a job) are loaded into one database.\n"
       "Allocations alive at time T:\n"
       "  SELECT * FROM intervals WHERE (start_time IS NULL OR start_time <= T)\n"
       "                            AND (end_time IS NULL OR end_time > T) ORDER BY size DESC\n"
       "Allocations whose stack contains X, largest first:\n"
-      "  SELECT a.* FROM allocations a WHERE a.stack_id IN\n"
-      "    (SELECT stack_id FROM frames WHERE function LIKE '%X%' OR file LIKE '%X%') ORDER BY a.size DESC\n"
+      "  SELECT a.* FROM allocations a WHERE (a.bundle, a.stack_id) IN\n"
+      "    (SELECT bundle, stack_id FROM frames WHERE function LIKE '%X%' OR file LIKE '%X%') ORDER BY a.size DESC\n"
       "SQL errors exit with 2.");
   return [=]() -> int {
     if (o->schema) {
@@ -107,60 +175,15 @@ RunFn add_query(CLI::App& root) {
     }
     if (o->bundle.empty() || o->sql.empty())
       throw CliError(kBadInput, "query: give a BUNDLE and an SQL statement (or --schema)");
-    Bundle b;
-    Progress progress;
-    load_bundle(o->bundle, &b, false, &progress);
     sqlite3* db = nullptr;
     if (sqlite3_open(":memory:", &db) != SQLITE_OK) failure("SQLite: cannot open an in-memory database");
     struct Closer {
       sqlite3* db;
       ~Closer() { sqlite3_close(db); }
     } closer{db};
-    if (progress.enabled()) progress.update("loading into SQLite", 0);
-    load_query_db(db, b);
-    progress.done();
-
+    fill_db(db, o->bundle);
     Result last;
-    bool have = false;
-    const char* sql = o->sql.c_str();
-    while (sql && *sql) {
-      sqlite3_stmt* st = nullptr;
-      const char* tail = nullptr;
-      if (sqlite3_prepare_v2(db, sql, -1, &st, &tail) != SQLITE_OK)
-        throw CliError(kBadInput, std::string("SQL: ") + sqlite3_errmsg(db));
-      sql = tail;
-      if (!st) continue;  // whitespace or comment
-      Result r;
-      int n = sqlite3_column_count(st);
-      for (int c = 0; c < n; ++c) r.names.push_back(sqlite3_column_name(st, c));
-      int rc;
-      while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        std::vector<std::string> row(n);
-        std::vector<int> types(n);
-        for (int c = 0; c < n; ++c) {
-          types[c] = sqlite3_column_type(st, c);
-          if (types[c] == SQLITE_NULL) {
-            row[c] = o->csv ? "" : "NULL";
-          } else if (types[c] == SQLITE_FLOAT) {
-            char buf[64];
-            snprintf(buf, sizeof buf, "%.6f", sqlite3_column_double(st, c));
-            row[c] = buf;
-          } else {
-            const unsigned char* t = sqlite3_column_text(st, c);
-            row[c] = t ? reinterpret_cast<const char*>(t) : "";
-          }
-        }
-        r.rows.push_back(std::move(row));
-        r.types.push_back(std::move(types));
-      }
-      std::string err = rc == SQLITE_DONE ? "" : sqlite3_errmsg(db);
-      sqlite3_finalize(st);
-      if (!err.empty()) throw CliError(kBadInput, "SQL: " + err);
-      if (n > 0) {
-        last = std::move(r);
-        have = true;
-      }
-    }
+    bool have = run_sql(db, o->sql, o->csv, &last);
     if (have) print(last, *o);
     return kOk;
   };

@@ -1,4 +1,5 @@
 // gpumemrec report BUNDLE|DIR: the terminal answer to "why did it OOM?".
+// Text by default, --json for scripts (keys documented in docs/cli.md).
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -9,6 +10,8 @@
 #include "tools/analysis.h"
 #include "tools/cli.h"
 #include "tools/commands.h"
+#include "tools/json_out.h"
+#include "tools/names.h"
 
 using namespace gpumemrec::model;  // the tools' bundle model
 
@@ -22,28 +25,29 @@ struct ReportOptions {
   size_t oldest = 10;
   size_t width = 64;
   bool ascii = false;
+  bool json = false;
+  bool verbose = false;
 };
 
 void out(const std::string& s) { fputs(s.c_str(), stdout); }
 
 std::string dev_name(int32_t d) { return d < 0 ? "unknown device" : "device " + std::to_string(d); }
+std::string reason_of(const Bundle& b) { return b.metadata.reason.empty() ? b.manifest.reason : b.metadata.reason; }
+int64_t pid_of(const Bundle& b) { return b.manifest.pid ? b.manifest.pid : b.environment.pid; }
+std::string plural(uint64_t n, const char* word) { return std::to_string(n) + " " + word + (n == 1 ? "" : "s"); }
 
-std::string top_frame(const Bundle& b, uint64_t stack_id) {
-  const Stack* s = stack_id ? b.find_stack(stack_id) : nullptr;
-  if (!s || s->frames.empty()) return stack_id ? "stack " + std::to_string(stack_id) : "(no stack)";
-  return format_frame(s->frames.front());
-}
+// ---- text, one function per section ----------------------------------------
 
-void report_bundle(const Bundle& b, const ReportOptions& o) {
+void text_header(const Bundle& b) {
   const Metadata& m = b.metadata;
   std::string host = b.hostname();
   out("gpumemrec report: " + b.path + "\n");
   std::string line = "  ";
   if (!host.empty()) line += "host " + host + "  ";
-  line += "pid " + std::to_string(b.manifest.pid ? b.manifest.pid : b.environment.pid) + "  ";
+  line += "pid " + std::to_string(pid_of(b)) + "  ";
   if (m.rank) line += "rank " + std::to_string(*m.rank) + "  ";
   line += "backend " + (m.backend.empty() ? b.manifest.backend : m.backend) + "  ";
-  line += "reason " + (m.reason.empty() ? b.manifest.reason : m.reason) + "  " + utc_time(m.timestamp);
+  line += "reason " + reason_of(b) + "  " + utc_time(m.timestamp);
   out(line + "\n");
   if (!b.environment.cmdline.empty()) {
     std::string c;
@@ -51,15 +55,30 @@ void report_bundle(const Bundle& b, const ReportOptions& o) {
     if (c.size() > 120) c = c.substr(0, 117) + "...";
     out("  command: " + c + "\n");
   }
+}
 
-  // What failed.
+std::string live_line(const Metadata& m) {
+  std::string live = "  live: " + human_bytes(m.live_bytes) + " in " + plural(m.live_allocations, "allocation");
+  if (m.live_bytes_by_device.empty()) return live;
+  live += " (";
+  bool first = true;
+  for (auto& kv : m.live_bytes_by_device) {
+    live += (first ? "" : ", ") + dev_name(kv.first) + ": " + human_bytes(kv.second);
+    first = false;
+  }
+  return live + ")";
+}
+
+void text_failure(const Bundle& b, const ReportOptions& o) {
+  const Metadata& m = b.metadata;
   out("\nWHAT FAILED\n");
   if (!m.api.empty()) {
     std::string l = "  " + m.api + "(" + human_bytes(m.requested_bytes) + ") on " + dev_name(m.device_id);
-    if (!m.error_name.empty() || m.error_code) l += " -> " + (m.error_name.empty() ? std::string("error") : m.error_name) + " (" + std::to_string(m.error_code) + ")";
+    if (!m.error_name.empty() || m.error_code)
+      l += " -> " + (m.error_name.empty() ? std::string("error") : m.error_name) + " (" + std::to_string(m.error_code) + ")";
     out(l + "\n");
   } else {
-    out("  no failed call (" + (m.reason.empty() ? b.manifest.reason : m.reason) + " dump)\n");
+    out("  no failed call (" + reason_of(b) + " dump)\n");
   }
   if (m.device_free_bytes || m.device_total_bytes) {
     out("  " + dev_name(m.device_id) + ": " + (m.device_free_bytes ? human_bytes(*m.device_free_bytes) : "?") +
@@ -67,26 +86,17 @@ void report_bundle(const Bundle& b, const ReportOptions& o) {
   } else {
     out("  device free/total: not reported by the driver\n");
   }
-  std::string live = "  live: " + human_bytes(m.live_bytes) + " in " + std::to_string(m.live_allocations) + " allocation" + (m.live_allocations == 1 ? "" : "s");
-  if (!m.live_bytes_by_device.empty()) {
-    live += " (";
-    bool first = true;
-    for (auto& kv : m.live_bytes_by_device) {
-      live += (first ? "" : ", ") + dev_name(kv.first) + ": " + human_bytes(kv.second);
-      first = false;
-    }
-    live += ")";
-  }
-  out(live + "\n");
+  out(live_line(m) + "\n");
   if (m.requested_bytes && m.device_free_bytes && *m.device_free_bytes < m.requested_bytes)
     out("  short by " + human_bytes(m.requested_bytes - *m.device_free_bytes) + "\n");
   if (m.failed_calls_before_dump) out("  failed calls before this dump: " + std::to_string(m.failed_calls_before_dump) + "\n");
   if (m.stack_id) {
     out("  failing call stack (" + std::to_string(m.stack_id) + "):\n");
-    for (auto& l : analysis::stack_lines(b, m.stack_id, o.frames)) out("      " + l + "\n");
+    for (auto& l : analysis::stack_lines(b, m.stack_id, o.frames, o.verbose)) out("      " + l + "\n");
   }
+}
 
-  // Top sites.
+void text_sites(const Bundle& b, const ReportOptions& o) {
   auto sites = analysis::live_sites(b);
   uint64_t total = 0;
   for (auto& s : sites) total += s.bytes;
@@ -95,13 +105,21 @@ void report_bundle(const Bundle& b, const ReportOptions& o) {
   for (size_t i = 0; i < sites.size() && i < o.top; ++i) {
     const auto& s = sites[i];
     double pct = total ? 100.0 * static_cast<double>(s.bytes) / static_cast<double>(total) : 0;
-    out("  #" + std::to_string(i + 1) + "  " + human_bytes(s.bytes) + " in " + std::to_string(s.count) + " allocation" +
-        (s.count == 1 ? "" : "s") + "  (" + fmt_double(pct, 1) + "%)  stack " + std::to_string(s.stack_id) + "\n");
-    for (auto& l : analysis::stack_lines(b, s.stack_id, o.frames)) out("      " + l + "\n");
+    out("  #" + std::to_string(i + 1) + "  " + human_bytes(s.bytes) + " in " + plural(s.count, "allocation") + "  (" +
+        fmt_double(pct, 1) + "%)  stack " + std::to_string(s.stack_id) + "\n");
+    for (auto& l : analysis::stack_lines(b, s.stack_id, o.frames, o.verbose)) out("      " + l + "\n");
   }
   if (sites.size() > o.top) out("  ... " + std::to_string(sites.size() - o.top) + " more sites (--top N)\n");
+}
 
-  // Memory curve.
+std::string oom_summary(const std::vector<analysis::OomMark>& ooms) {
+  size_t rec = 0;
+  for (auto& x : ooms) rec += x.recovered;
+  return "  OOMs in the ring: " + std::to_string(ooms.size()) + (rec ? " (" + std::to_string(rec) + " recovered: the thread later allocated as much)" : "") + "\n";
+}
+
+void text_curve(const Bundle& b, const ReportOptions& o) {
+  const Metadata& m = b.metadata;
   int32_t dev = analysis::failing_device(b);
   auto curve = analysis::memory_curve(b, dev, 4096);
   out("\nMEMORY ON " + std::string(dev < 0 ? "UNKNOWN DEVICE" : "DEVICE " + std::to_string(dev)) + " LEADING TO THE DUMP\n");
@@ -115,8 +133,7 @@ void report_bundle(const Bundle& b, const ReportOptions& o) {
     std::string pad(top_label.size(), ' ');
     out("  " + top_label + " |" + plot + (o.ascii ? "X" : "✖") + " OOM\n");
     out("  " + pad + " +" + std::string(o.width, '-') + "\n");
-    out("  " + pad + "  " + utc_time(curve.front().t) + " ... " + utc_time(curve.back().t) + " (" + fmt_double(span, 3) +
-        " s)\n");
+    out("  " + pad + "  " + utc_time(curve.front().t) + " ... " + utc_time(curve.back().t) + " (" + human_duration(span) + ")\n");
     out("  start " + human_bytes(curve.front().v) + ", peak " + human_bytes(mx) + ", end " + human_bytes(curve.back().v) + "\n");
   }
   if (!b.events.empty()) {
@@ -125,45 +142,249 @@ void report_bundle(const Bundle& b, const ReportOptions& o) {
     if (m.total_event_count > b.events.size())
       out(", " + std::to_string(m.total_event_count - b.events.size()) + " older events overwritten");
     out("\n");
+    auto ooms = analysis::oom_marks(b);
+    if (!ooms.empty()) out(oom_summary(ooms));
   }
+}
 
-  // Never freed.
+std::string age_of(const Metadata& m, const Allocation& a) {
+  return m.timestamp > 0 && a.timestamp > 0 ? human_duration(m.timestamp - a.timestamp) : "-";
+}
+
+void text_oldest(const Bundle& b, const ReportOptions& o) {
   out("\nOLDEST LIVE ALLOCATIONS (never freed)\n");
   auto idx = analysis::oldest_live(b, o.oldest);
   if (idx.empty()) {
     out("  none\n");
-  } else {
-    Table t({"SEQ", "AGE", "SIZE", "DEVICE", "API", "ADDRESS", "SITE"}, "rrrrlll");
-    for (size_t i : idx) {
-      const Allocation& a = b.allocations[i];
-      std::string age = m.timestamp > 0 && a.timestamp > 0 ? fmt_double(m.timestamp - a.timestamp, 3) + " s" : "-";
-      t.add({std::to_string(a.seq), age, human_bytes(a.size), std::to_string(a.device_id), a.api, hex(a.address),
-             top_frame(b, a.stack_id)});
-    }
-    out(t.render("  "));
-    if (b.allocations.size() > idx.size())
-      out("  ... " + std::to_string(b.allocations.size() - idx.size()) + " more live allocations (--oldest N)\n");
+    return;
   }
+  Table t({"SEQ", "AGE", "SIZE", "DEVICE", "API", "ADDRESS", "SITE"}, "rrrrlll");
+  for (size_t i : idx) {
+    const Allocation& a = b.allocations[i];
+    t.add({std::to_string(a.seq), age_of(b.metadata, a), human_bytes(a.size), std::to_string(a.device_id), a.api,
+           hex(a.address), analysis::top_frame(b, a.stack_id, o.verbose)});
+  }
+  out(t.render("  "));
+  if (b.allocations.size() > idx.size())
+    out("  ... " + std::to_string(b.allocations.size() - idx.size()) + " more live allocations (--oldest N)\n");
+}
 
-  // Events by API.
+void text_apis(const Bundle& b) {
   out("\nEVENTS BY API (in the ring)\n");
   auto counts = analysis::api_counts(b);
   if (counts.empty()) {
     out("  no events\n");
-  } else {
-    Table t({"API", "ALLOC", "FREE", "OOM", "FAILED", "OTHER", "TOTAL"}, "lrrrrrr");
-    for (auto& c : counts)
-      t.add({c.api, std::to_string(c.alloc), std::to_string(c.free), std::to_string(c.oom), std::to_string(c.failed),
-             std::to_string(c.other), std::to_string(c.total)});
-    out(t.render("  "));
+    return;
   }
+  Table t({"API", "ALLOC", "FREE", "OOM", "FAILED", "OTHER", "TOTAL"}, "lrrrrrr");
+  for (auto& c : counts)
+    t.add({c.api, std::to_string(c.alloc), std::to_string(c.free), std::to_string(c.oom), std::to_string(c.failed),
+           std::to_string(c.other), std::to_string(c.total)});
+  out(t.render("  "));
 }
 
-void report_dir(const std::string& dir, const std::vector<std::string>& paths, const ReportOptions& o) {
-  struct Item {
-    std::string path;
-    Bundle b;
-  };
+void report_bundle(const Bundle& b, const ReportOptions& o) {
+  text_header(b);
+  text_failure(b, o);
+  text_sites(b, o);
+  text_curve(b, o);
+  text_oldest(b, o);
+  text_apis(b);
+}
+
+// ---- JSON, one function per top-level key group ----------------------------
+
+void json_header(JsonWriter& w, const Bundle& b) {
+  const Metadata& m = b.metadata;
+  json_kv(w, "schema", std::string("gpumemrec.report/1"));
+  json_kv(w, "bundle", b.manifest.bundle_name.empty() ? basename_of(b.path) : b.manifest.bundle_name);
+  json_kv(w, "path", b.path);
+  json_kv(w, "host", b.hostname());
+  json_kv(w, "pid", pid_of(b));
+  w.Key("rank");
+  if (m.rank) w.Int64(*m.rank);
+  else w.Null();
+  json_kv(w, "backend", m.backend.empty() ? b.manifest.backend : m.backend);
+  json_kv(w, "reason", reason_of(b));
+  json_kv(w, "timestamp", m.timestamp);
+  json_kv(w, "time_utc", utc_time(m.timestamp));
+  w.Key("command");
+  w.StartArray();
+  for (auto& a : b.environment.cmdline) w.String(a.c_str());
+  w.EndArray();
+}
+
+void json_failure(JsonWriter& w, const Bundle& b, const ReportOptions& o) {
+  const Metadata& m = b.metadata;
+  w.Key("failure");
+  if (m.api.empty()) {
+    w.Null();
+  } else {
+    w.StartObject();
+    json_kv(w, "api", m.api);
+    json_kv(w, "requested_bytes", m.requested_bytes);
+    json_kv(w, "device", static_cast<int64_t>(m.device_id));
+    json_kv(w, "error_name", m.error_name);
+    json_kv(w, "error_code", m.error_code);
+    json_kv(w, "stack_id", m.stack_id);
+    json_stack(w, b, m.stack_id, o.frames);
+    w.EndObject();
+  }
+  w.Key("device");
+  w.StartObject();
+  json_kv(w, "id", static_cast<int64_t>(m.device_id));
+  json_kv(w, "free_bytes", m.device_free_bytes);
+  json_kv(w, "total_bytes", m.device_total_bytes);
+  std::optional<uint64_t> short_by;
+  if (m.requested_bytes && m.device_free_bytes && *m.device_free_bytes < m.requested_bytes)
+    short_by = m.requested_bytes - *m.device_free_bytes;
+  json_kv(w, "short_by_bytes", short_by);
+  w.EndObject();
+  json_kv(w, "failed_calls_before_dump", m.failed_calls_before_dump);
+  w.Key("live");
+  w.StartObject();
+  json_kv(w, "bytes", m.live_bytes);
+  json_kv(w, "allocations", m.live_allocations);
+  w.Key("by_device");
+  w.StartObject();
+  for (auto& kv : m.live_bytes_by_device) json_kv(w, std::to_string(kv.first).c_str(), kv.second);
+  w.EndObject();
+  w.EndObject();
+}
+
+void json_sites(JsonWriter& w, const Bundle& b, const ReportOptions& o) {
+  auto sites = analysis::live_sites(b);
+  uint64_t total = 0;
+  for (auto& s : sites) total += s.bytes;
+  json_kv(w, "sites_total", static_cast<uint64_t>(sites.size()));
+  w.Key("sites");
+  w.StartArray();
+  for (size_t i = 0; i < sites.size() && i < o.top; ++i) {
+    w.StartObject();
+    json_kv(w, "rank", static_cast<uint64_t>(i + 1));
+    json_kv(w, "stack_id", sites[i].stack_id);
+    json_kv(w, "bytes", sites[i].bytes);
+    json_kv(w, "count", sites[i].count);
+    json_kv(w, "percent", total ? 100.0 * static_cast<double>(sites[i].bytes) / static_cast<double>(total) : 0.0);
+    json_stack(w, b, sites[i].stack_id, o.frames);
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
+void json_curve(JsonWriter& w, const Bundle& b) {
+  int32_t dev = analysis::failing_device(b);
+  auto curve = analysis::memory_curve(b, dev, 4096);
+  w.Key("curve");
+  if (curve.empty()) {
+    w.Null();
+  } else {
+    uint64_t peak = 0;
+    for (auto& p : curve) peak = std::max(peak, p.v);
+    w.StartObject();
+    json_kv(w, "device", static_cast<int64_t>(dev));
+    json_kv(w, "start_bytes", curve.front().v);
+    json_kv(w, "peak_bytes", peak);
+    json_kv(w, "end_bytes", curve.back().v);
+    json_kv(w, "t_start", curve.front().t);
+    json_kv(w, "t_end", curve.back().t);
+    w.EndObject();
+  }
+  w.Key("ring");
+  w.StartObject();
+  json_kv(w, "events", static_cast<uint64_t>(b.events.size()));
+  json_kv(w, "first_seq", b.events.empty() ? uint64_t{0} : b.events.front().seq);
+  json_kv(w, "last_seq", b.events.empty() ? uint64_t{0} : b.events.back().seq);
+  uint64_t total = b.metadata.total_event_count;
+  json_kv(w, "overwritten", total > b.events.size() ? total - b.events.size() : uint64_t{0});
+  w.EndObject();
+  w.Key("ooms");
+  w.StartArray();
+  for (auto& x : analysis::oom_marks(b)) {
+    w.StartObject();
+    json_kv(w, "timestamp", x.t);
+    json_kv(w, "device", static_cast<int64_t>(x.device));
+    json_kv(w, "size", x.size);
+    json_kv(w, "api", b.str(x.api));
+    json_kv(w, "thread_id", static_cast<uint64_t>(x.thread));
+    w.Key("recovered");
+    w.Bool(x.recovered);
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
+void json_oldest(JsonWriter& w, const Bundle& b, const ReportOptions& o) {
+  w.Key("oldest");
+  w.StartArray();
+  for (size_t i : analysis::oldest_live(b, o.oldest)) {
+    const Allocation& a = b.allocations[i];
+    w.StartObject();
+    json_kv(w, "seq", a.seq);
+    w.Key("age_s");
+    if (b.metadata.timestamp > 0 && a.timestamp > 0) w.Double(b.metadata.timestamp - a.timestamp);
+    else w.Null();
+    json_kv(w, "size", a.size);
+    json_kv(w, "device", static_cast<int64_t>(a.device_id));
+    json_kv(w, "api", a.api);
+    json_kv(w, "address", a.address);
+    json_kv(w, "stack_id", a.stack_id);
+    json_kv(w, "site", analysis::top_frame(b, a.stack_id, false));
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
+void json_apis(JsonWriter& w, const Bundle& b) {
+  w.Key("apis");
+  w.StartArray();
+  for (auto& c : analysis::api_counts(b)) {
+    w.StartObject();
+    json_kv(w, "api", c.api);
+    json_kv(w, "alloc", c.alloc);
+    json_kv(w, "free", c.free);
+    json_kv(w, "oom", c.oom);
+    json_kv(w, "failed", c.failed);
+    json_kv(w, "other", c.other);
+    json_kv(w, "total", c.total);
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
+void json_bundle(JsonWriter& w, const Bundle& b, const ReportOptions& o) {
+  w.StartObject();
+  json_header(w, b);
+  json_failure(w, b, o);
+  json_sites(w, b, o);
+  json_curve(w, b);
+  json_oldest(w, b, o);
+  json_apis(w, b);
+  w.EndObject();
+}
+
+void report_one(const std::string& path, const ReportOptions& o) {
+  Bundle b;
+  Progress progress;
+  load_bundle(path, &b, false, &progress);
+  if (!o.json) {
+    report_bundle(b, o);
+    return;
+  }
+  rapidjson::StringBuffer buf;
+  JsonWriter w(buf);
+  json_bundle(w, b, o);
+  print_json(buf);
+}
+
+// ---- a directory of bundles (ranks of one job) ------------------------------
+
+struct Item {
+  std::string path;
+  Bundle b;
+};
+
+std::vector<Item> load_light(const std::vector<std::string>& paths) {
   std::vector<Item> items(paths.size());
   for (size_t i = 0; i < paths.size(); ++i) {
     items[i].path = paths[i];
@@ -173,29 +394,25 @@ void report_dir(const std::string& dir, const std::vector<std::string>& paths, c
     if (x.b.metadata.timestamp != y.b.metadata.timestamp) return x.b.metadata.timestamp < y.b.metadata.timestamp;
     return x.b.metadata.rank.value_or(0) < y.b.metadata.rank.value_or(0);
   });
-  // Failures are dumps with a failed call (not signal/exit snapshots).
-  const Item* first = nullptr;
-  for (auto& it : items) {
-    const std::string& r = it.b.metadata.reason.empty() ? it.b.manifest.reason : it.b.metadata.reason;
-    if (r == "oom" || r == "limit" || r == "fail_after") {
-      first = &it;
-      break;
-    }
-  }
-  if (!first) first = &items.front();
-  std::string job;
-  for (auto& kv : first->b.metadata.custom_metadata)
-    if (kv.first == "job_id") job = kv.second;
-  out("gpumemrec report: " + std::to_string(items.size()) + " bundles in " + dir + (job.empty() ? "" : " (job " + job + ")") + "\n");
-  const Metadata& fm = first->b.metadata;
-  out("\nFIRST FAILURE\n");
-  out("  " + std::string(fm.rank ? "rank " + std::to_string(*fm.rank) : "pid " + std::to_string(first->b.manifest.pid)) +
-      (first->b.hostname().empty() ? "" : " on " + first->b.hostname()) + " at " + utc_time(fm.timestamp) + ": " +
-      (fm.api.empty() ? fm.reason : fm.api + "(" + human_bytes(fm.requested_bytes) + ") on " + dev_name(fm.device_id) +
-                                        (fm.error_name.empty() ? "" : " -> " + fm.error_name)) +
-      "\n");
-  out("  bundle: " + basename_of(first->path) + "\n");
+  return items;
+}
 
+// Failures are dumps with a failed call (not signal/exit snapshots).
+const Item* first_failure(const std::vector<Item>& items) {
+  for (auto& it : items) {
+    std::string r = reason_of(it.b);
+    if (r == "oom" || r == "limit" || r == "fail_after") return &it;
+  }
+  return &items.front();
+}
+
+std::string job_of(const Bundle& b) {
+  for (auto& kv : b.metadata.custom_metadata)
+    if (kv.first == "job_id") return kv.second;
+  return "";
+}
+
+void text_ranks(const std::vector<Item>& items, const Item* first) {
   std::set<int32_t> devs;
   for (auto& it : items)
     for (auto& kv : it.b.metadata.live_bytes_by_device) devs.insert(kv.first);
@@ -211,15 +428,11 @@ void report_dir(const std::string& dir, const std::vector<std::string>& paths, c
   double t0 = first->b.metadata.timestamp;
   for (auto& it : items) {
     const Metadata& m = it.b.metadata;
-    std::vector<std::string> row = {m.rank ? std::to_string(*m.rank) : "-",
-                                    it.b.hostname().empty() ? "-" : it.b.hostname(),
+    std::vector<std::string> row = {m.rank ? std::to_string(*m.rank) : "-", it.b.hostname().empty() ? "-" : it.b.hostname(),
                                     std::to_string(it.b.manifest.pid),
-                                    (m.timestamp >= t0 ? "+" : "") + fmt_double(m.timestamp - t0, 3) + "s",
-                                    m.reason.empty() ? it.b.manifest.reason : m.reason,
-                                    m.api.empty() ? "-" : m.api,
-                                    m.requested_bytes ? human_bytes(m.requested_bytes) : "-",
-                                    m.device_free_bytes ? human_bytes(*m.device_free_bytes) : "-",
-                                    human_bytes(m.live_bytes)};
+                                    (m.timestamp >= t0 ? "+" : "") + fmt_double(m.timestamp - t0, 3) + "s", reason_of(it.b),
+                                    m.api.empty() ? "-" : m.api, m.requested_bytes ? human_bytes(m.requested_bytes) : "-",
+                                    m.device_free_bytes ? human_bytes(*m.device_free_bytes) : "-", human_bytes(m.live_bytes)};
     for (int32_t d : devs) {
       auto f = m.live_bytes_by_device.find(d);
       row.push_back(f == m.live_bytes_by_device.end() ? "-" : human_bytes(f->second));
@@ -229,12 +442,78 @@ void report_dir(const std::string& dir, const std::vector<std::string>& paths, c
   }
   out("\nRANKS (ordered by time of the dump)\n");
   out(t.render("  "));
+}
 
+void text_dir(const std::string& dir, const std::vector<Item>& items, const Item* first, const ReportOptions& o) {
+  std::string job = job_of(first->b);
+  out("gpumemrec report: " + std::to_string(items.size()) + " bundles in " + dir + (job.empty() ? "" : " (job " + job + ")") + "\n");
+  const Metadata& fm = first->b.metadata;
+  out("\nFIRST FAILURE\n");
+  out("  " + std::string(fm.rank ? "rank " + std::to_string(*fm.rank) : "pid " + std::to_string(first->b.manifest.pid)) +
+      (first->b.hostname().empty() ? "" : " on " + first->b.hostname()) + " at " + utc_time(fm.timestamp) + ": " +
+      (fm.api.empty() ? fm.reason
+                      : fm.api + "(" + human_bytes(fm.requested_bytes) + ") on " + dev_name(fm.device_id) +
+                            (fm.error_name.empty() ? "" : " -> " + fm.error_name)) +
+      "\n");
+  out("  bundle: " + basename_of(first->path) + "\n");
+  text_ranks(items, first);
   out("\nDETAILS OF THE FIRST FAILURE\n\n");
+  report_one(first->path, o);
+}
+
+void json_ranks(JsonWriter& w, const std::vector<Item>& items, const Item* first) {
+  w.Key("bundles");
+  w.StartArray();
+  for (auto& it : items) {
+    const Metadata& m = it.b.metadata;
+    w.StartObject();
+    json_kv(w, "bundle", basename_of(it.path));
+    json_kv(w, "path", it.path);
+    w.Key("rank");
+    if (m.rank) w.Int64(*m.rank);
+    else w.Null();
+    json_kv(w, "host", it.b.hostname());
+    json_kv(w, "pid", pid_of(it.b));
+    json_kv(w, "timestamp", m.timestamp);
+    json_kv(w, "seconds_after_first", m.timestamp - first->b.metadata.timestamp);
+    json_kv(w, "reason", reason_of(it.b));
+    json_kv(w, "api", m.api);
+    json_kv(w, "requested_bytes", m.requested_bytes);
+    json_kv(w, "device_free_bytes", m.device_free_bytes);
+    json_kv(w, "live_bytes", m.live_bytes);
+    w.Key("live_bytes_by_device");
+    w.StartObject();
+    for (auto& kv : m.live_bytes_by_device) json_kv(w, std::to_string(kv.first).c_str(), kv.second);
+    w.EndObject();
+    w.Key("first");
+    w.Bool(&it == first);
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
+void json_dir(const std::string& dir, const std::vector<Item>& items, const Item* first, const ReportOptions& o) {
+  rapidjson::StringBuffer buf;
+  JsonWriter w(buf);
+  w.StartObject();
+  json_kv(w, "schema", std::string("gpumemrec.report-dir/1"));
+  json_kv(w, "dir", dir);
+  json_kv(w, "job", job_of(first->b));
+  json_ranks(w, items, first);
+  w.Key("first_failure");
   Bundle full;
   Progress progress;
   load_bundle(first->path, &full, false, &progress);
-  report_bundle(full, o);
+  json_bundle(w, full, o);
+  w.EndObject();
+  print_json(buf);
+}
+
+void report_dir(const std::string& dir, const std::vector<std::string>& paths, const ReportOptions& o) {
+  std::vector<Item> items = load_light(paths);
+  const Item* first = first_failure(items);
+  if (o.json) json_dir(dir, items, first, o);
+  else text_dir(dir, items, first, o);
 }
 
 }  // namespace
@@ -248,27 +527,21 @@ RunFn add_report(CLI::App& root) {
   app->add_option("--oldest", o->oldest, "Oldest live allocations to show")->capture_default_str();
   app->add_option("--width", o->width, "Width of the memory plot in columns")->capture_default_str()->check(CLI::Range(8, 1000));
   app->add_flag("--ascii", o->ascii, "Plain ASCII plot (no Unicode block characters)");
+  app->add_flag("--json", o->json, "Print one JSON object instead of text (keys: see docs/cli.md)");
+  app->add_flag("-v,--verbose", o->verbose, "Full C++ names (template and parameter lists) and file paths in stacks");
   app->footer("Given a directory of bundles (several ranks or hosts of one job), prints which rank failed first,\n"
-              "the live bytes of every rank side by side, then the full report of the first failure.");
+              "the live bytes of every rank side by side, then the full report of the first failure.\n"
+              "C++ names are shortened (ns::f<…>(…)); --verbose prints them in full.");
   return [=]() -> int {
     if (is_bundle_dir(o->path)) {
-      Bundle b;
-      Progress progress;
-      load_bundle(o->path, &b, false, &progress);
-      report_bundle(b, *o);
+      report_one(o->path, *o);
       return kOk;
     }
     if (is_directory(o->path)) {
       auto paths = find_bundles(o->path);
       if (paths.empty()) bad_input(o->path, "not a gpumemrec bundle: manifest.json is missing (and no bundles inside)");
-      if (paths.size() == 1) {
-        Bundle b;
-        Progress progress;
-        load_bundle(paths[0], &b, false, &progress);
-        report_bundle(b, *o);
-        return kOk;
-      }
-      report_dir(o->path, paths, *o);
+      if (paths.size() == 1) report_one(paths[0], *o);
+      else report_dir(o->path, paths, *o);
       return kOk;
     }
     Bundle b;

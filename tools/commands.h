@@ -19,5 +19,6 @@ RunFn add_report(CLI::App& root);
 RunFn add_html(CLI::App& root);
 RunFn add_export(CLI::App& root);
 RunFn add_query(CLI::App& root);
+RunFn add_diff(CLI::App& root);
 
 }  // namespace gpumemrec::cli

@@ -58,6 +58,7 @@ static int real_main(int argc, char** argv) {
   reg("html", add_html(app));
   reg("export", add_export(app));
   reg("query", add_query(app));
+  reg("diff", add_diff(app));
 
   try {
     app.parse(parse_argc, argv);

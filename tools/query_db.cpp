@@ -9,34 +9,38 @@ using namespace gpumemrec::model;  // the tools' bundle model
 
 namespace gpumemrec::cli {
 
-const char* const kQuerySchema = R"(-- Every event of the ring (events.json), oldest first.
+const char* const kQuerySchema = R"(-- Every table has a `bundle` column (the bundle directory's name), last:
+-- `gpumemrec query DIR` loads every bundle of a directory (all ranks of a
+-- job) into one database.
+-- Every event of the ring (events.json), oldest first.
 CREATE TABLE events (
   seq INTEGER, timestamp REAL, event_type TEXT, api TEXT, device_id INTEGER,
   address INTEGER, size INTEGER, result INTEGER, thread_id INTEGER,
   stack_id INTEGER, duration_ns INTEGER, memory_allocated INTEGER,
-  memory_change INTEGER, memory_type TEXT, stream INTEGER);
+  memory_change INTEGER, memory_type TEXT, stream INTEGER, bundle TEXT);
 -- Allocations still live at the dump (allocations.json).
 CREATE TABLE allocations (
   address INTEGER, size INTEGER, device_id INTEGER, api TEXT, memory_type TEXT,
-  timestamp REAL, thread_id INTEGER, stack_id INTEGER, seq INTEGER);
--- Stacks (stacks.json); python is captured / no_gil / not_python / disabled.
-CREATE TABLE stacks (stack_id INTEGER PRIMARY KEY, python TEXT);
--- Frames of each stack, innermost first (depth 0); python frames come first.
+  timestamp REAL, thread_id INTEGER, stack_id INTEGER, seq INTEGER, bundle TEXT);
+-- Stacks (stacks.json); python is captured / no_gil / native_thread /
+-- not_python / disabled.
+CREATE TABLE stacks (stack_id INTEGER, python TEXT, bundle TEXT, PRIMARY KEY (bundle, stack_id));
+-- Frames of each stack, innermost first (depth 0), as stacks.json orders them.
 CREATE TABLE frames (
   stack_id INTEGER, depth INTEGER, kind TEXT, module TEXT, offset INTEGER,
-  function TEXT, file TEXT, line INTEGER);
+  function TEXT, file TEXT, line INTEGER, bundle TEXT);
 -- Lifetimes: one row per allocation the bundle knows about. Freed in the
 -- ring: start_time and end_time set (start_time NULL when it was allocated
 -- before the ring). Live at the dump: end_time NULL.
 CREATE TABLE intervals (
   address INTEGER, size INTEGER, device_id INTEGER, api TEXT,
-  start_time REAL, end_time REAL, stack_id INTEGER);
+  start_time REAL, end_time REAL, stack_id INTEGER, bundle TEXT);
 -- metadata.json scalars and custom_metadata (as custom.<key>).
-CREATE TABLE metadata (key TEXT PRIMARY KEY, value);
+CREATE TABLE metadata (key TEXT, value, bundle TEXT, PRIMARY KEY (bundle, key));
 -- Live bytes per call site at the dump.
 CREATE VIEW sites AS
-  SELECT stack_id, COUNT(*) AS count, SUM(size) AS bytes
-  FROM allocations GROUP BY stack_id ORDER BY bytes DESC;
+  SELECT stack_id, COUNT(*) AS count, SUM(size) AS bytes, bundle
+  FROM allocations GROUP BY bundle, stack_id ORDER BY bytes DESC;
 )";
 
 namespace {
@@ -80,116 +84,122 @@ void exec(sqlite3* db, const char* sql) {
 
 int64_t as_i(uint64_t v) { return static_cast<int64_t>(v); }
 
+// One function per table; `name` goes into the bundle column of every row.
+
+void insert_events(sqlite3* db, const Bundle& b, const std::string& name) {
+  Stmt ins(db, "INSERT INTO events VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  for (const Event& e : b.events) {
+    ins.i(1, as_i(e.seq)).d(2, e.timestamp).t(3, b.str(e.event_type)).t(4, b.str(e.api)).i(5, e.device_id);
+    ins.i(6, as_i(e.address)).i(7, as_i(e.size)).i(8, e.result).i(9, e.thread_id).i(10, as_i(e.stack_id));
+    ins.i(11, as_i(e.duration_ns)).i(12, as_i(e.memory_allocated)).i(13, e.memory_change);
+    ins.t(14, b.str(e.memory_type)).i(15, as_i(e.stream)).t(16, name);
+    ins.step(db);
+  }
+}
+
+void insert_allocations(sqlite3* db, const Bundle& b, const std::string& name) {
+  Stmt ins(db, "INSERT INTO allocations VALUES (?,?,?,?,?,?,?,?,?,?)");
+  for (const Allocation& a : b.allocations) {
+    ins.i(1, as_i(a.address)).i(2, as_i(a.size)).i(3, a.device_id).t(4, a.api).t(5, a.memory_type);
+    ins.d(6, a.timestamp).i(7, a.thread_id).i(8, as_i(a.stack_id)).i(9, as_i(a.seq)).t(10, name);
+    ins.step(db);
+  }
+}
+
+void insert_stacks(sqlite3* db, const Bundle& b, const std::string& name) {
+  Stmt st(db, "INSERT OR REPLACE INTO stacks VALUES (?,?,?)");
+  Stmt fr(db, "INSERT INTO frames VALUES (?,?,?,?,?,?,?,?,?)");
+  static const std::string kinds[] = {"python", "native", "other"};
+  for (const Stack& s : b.stacks) {
+    st.i(1, as_i(s.stack_id)).t(2, s.python).t(3, name);
+    st.step(db);
+    for (size_t d = 0; d < s.frames.size(); ++d) {
+      const Frame& f = s.frames[d];
+      fr.i(1, as_i(s.stack_id)).i(2, static_cast<int64_t>(d)).t(3, kinds[static_cast<int>(f.kind)]).t(4, f.module);
+      fr.i(5, as_i(f.offset)).t(6, f.function).t(7, f.file).i(8, f.line).t(9, name);
+      fr.step(db);
+    }
+  }
+}
+
+// Intervals: alloc/free pairs of the ring, then the live allocations.
+void insert_intervals(sqlite3* db, const Bundle& b, const std::string& name) {
+  Stmt ins(db, "INSERT INTO intervals VALUES (?,?,?,?,?,?,?,?)");
+  struct Open {
+    double start;
+    uint64_t size;
+    int32_t device;
+    uint16_t api;
+    uint64_t stack_id;
+  };
+  std::unordered_map<uint64_t, Open> open;  // key: address*2 + physical
+  for (const Event& e : b.events) {
+    if (e.result != 0 || e.address == 0) continue;
+    uint64_t key = e.address * 2 + (e.mem_kind == MemoryType::kPhysical);
+    if (e.kind == EventKind::kAllocation) {
+      open[key] = {e.timestamp, e.size, e.device_id, e.api, e.stack_id};
+    } else if (e.kind == EventKind::kDeallocation) {
+      auto it = open.find(key);
+      ins.i(1, as_i(e.address)).t(8, name);
+      if (it != open.end()) {
+        ins.i(2, as_i(it->second.size)).i(3, it->second.device).t(4, b.str(it->second.api)).d(5, it->second.start);
+        ins.d(6, e.timestamp).i(7, as_i(it->second.stack_id));
+        open.erase(it);
+      } else {
+        ins.i(2, as_i(e.size)).i(3, e.device_id).t(4, b.str(e.api)).null(5).d(6, e.timestamp).i(7, 0);
+      }
+      ins.step(db);
+    }
+  }
+  for (const Allocation& a : b.allocations) {
+    ins.i(1, as_i(a.address)).i(2, as_i(a.size)).i(3, a.device_id).t(4, a.api).d(5, a.timestamp).null(6);
+    ins.i(7, as_i(a.stack_id)).t(8, name).step(db);
+  }
+}
+
+void insert_metadata(sqlite3* db, const Bundle& b, const std::string& name) {
+  Stmt ins(db, "INSERT OR REPLACE INTO metadata VALUES (?,?,?)");
+  const Metadata& m = b.metadata;
+  auto put_s = [&](const std::string& k, const std::string& v) { ins.t(1, k).t(2, v).t(3, name).step(db); };
+  auto put_i = [&](const std::string& k, int64_t v) { ins.t(1, k).i(2, v).t(3, name).step(db); };
+  put_s("bundle_name", b.manifest.bundle_name);
+  put_s("reason", m.reason);
+  put_s("api", m.api);
+  put_i("error_code", m.error_code);
+  put_s("error_name", m.error_name);
+  put_i("requested_bytes", as_i(m.requested_bytes));
+  put_i("device_id", m.device_id);
+  if (m.device_free_bytes) put_i("device_free_bytes", as_i(*m.device_free_bytes));
+  if (m.device_total_bytes) put_i("device_total_bytes", as_i(*m.device_total_bytes));
+  put_i("live_bytes", as_i(m.live_bytes));
+  put_i("live_allocations", as_i(m.live_allocations));
+  put_i("thread_id", m.thread_id);
+  put_i("stack_id", as_i(m.stack_id));
+  put_s("backend", m.backend);
+  put_i("pid", b.manifest.pid);
+  if (m.rank) put_i("rank", *m.rank);
+  std::string ts = "timestamp";
+  ins.t(1, ts).d(2, m.timestamp).t(3, name).step(db);
+  for (auto& kv : m.custom_metadata) put_s("custom." + kv.first, kv.second);
+}
+
 }  // namespace
 
-void load_query_db(sqlite3* db, const Bundle& b) {
+void create_query_db(sqlite3* db) {
   exec(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;");
   exec(db, kQuerySchema);
-  exec(db, "BEGIN");
-  {
-    Stmt ins(db, "INSERT INTO events VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-    for (const Event& e : b.events) {
-      ins.i(1, as_i(e.seq)).d(2, e.timestamp).t(3, b.str(e.event_type)).t(4, b.str(e.api)).i(5, e.device_id);
-      ins.i(6, as_i(e.address)).i(7, as_i(e.size)).i(8, e.result).i(9, e.thread_id).i(10, as_i(e.stack_id));
-      ins.i(11, as_i(e.duration_ns)).i(12, as_i(e.memory_allocated)).i(13, e.memory_change);
-      ins.t(14, b.str(e.memory_type)).i(15, as_i(e.stream));
-      ins.step(db);
-    }
-  }
-  {
-    Stmt ins(db, "INSERT INTO allocations VALUES (?,?,?,?,?,?,?,?,?)");
-    for (const Allocation& a : b.allocations) {
-      ins.i(1, as_i(a.address)).i(2, as_i(a.size)).i(3, a.device_id).t(4, a.api).t(5, a.memory_type);
-      ins.d(6, a.timestamp).i(7, a.thread_id).i(8, as_i(a.stack_id)).i(9, as_i(a.seq));
-      ins.step(db);
-    }
-  }
-  {
-    Stmt st(db, "INSERT OR REPLACE INTO stacks VALUES (?,?)");
-    Stmt fr(db, "INSERT INTO frames VALUES (?,?,?,?,?,?,?,?)");
-    static const std::string kinds[] = {"python", "native", "other"};
-    for (const Stack& s : b.stacks) {
-      st.i(1, as_i(s.stack_id)).t(2, s.python);
-      st.step(db);
-      for (size_t d = 0; d < s.frames.size(); ++d) {
-        const Frame& f = s.frames[d];
-        fr.i(1, as_i(s.stack_id)).i(2, static_cast<int64_t>(d)).t(3, kinds[static_cast<int>(f.kind)]).t(4, f.module);
-        fr.i(5, as_i(f.offset)).t(6, f.function).t(7, f.file).i(8, f.line);
-        fr.step(db);
-      }
-    }
-  }
-  {
-    // Intervals: alloc/free pairs of the ring, then the live allocations.
-    Stmt ins(db, "INSERT INTO intervals VALUES (?,?,?,?,?,?,?)");
-    struct Open {
-      double start;
-      uint64_t size;
-      int32_t device;
-      uint16_t api;
-      uint64_t stack_id;
-    };
-    std::unordered_map<uint64_t, Open> open;  // key: address*2 + physical
-    for (const Event& e : b.events) {
-      if (e.result != 0 || e.address == 0) continue;
-      uint64_t key = e.address * 2 + (e.mem_kind == MemoryType::kPhysical);
-      if (e.kind == EventKind::kAllocation) {
-        open[key] = {e.timestamp, e.size, e.device_id, e.api, e.stack_id};
-      } else if (e.kind == EventKind::kDeallocation) {
-        auto it = open.find(key);
-        ins.i(1, as_i(e.address));
-        if (it != open.end()) {
-          ins.i(2, as_i(it->second.size)).i(3, it->second.device).t(4, b.str(it->second.api)).d(5, it->second.start);
-          ins.d(6, e.timestamp).i(7, as_i(it->second.stack_id));
-          open.erase(it);
-        } else {
-          ins.i(2, as_i(e.size)).i(3, e.device_id).t(4, b.str(e.api)).null(5).d(6, e.timestamp).i(7, 0);
-        }
-        ins.step(db);
-      }
-    }
-    for (const Allocation& a : b.allocations) {
-      ins.i(1, as_i(a.address)).i(2, as_i(a.size)).i(3, a.device_id).t(4, a.api).d(5, a.timestamp).null(6);
-      ins.i(7, as_i(a.stack_id)).step(db);
-    }
-  }
-  {
-    Stmt ins(db, "INSERT OR REPLACE INTO metadata VALUES (?,?)");
-    const Metadata& m = b.metadata;
-    auto put_s = [&](const char* k, const std::string& v) {
-      std::string key = k;
-      ins.t(1, key).t(2, v).step(db);
-    };
-    auto put_i = [&](const char* k, int64_t v) {
-      std::string key = k;
-      ins.t(1, key).i(2, v).step(db);
-    };
-    put_s("bundle_name", b.manifest.bundle_name);
-    put_s("reason", m.reason);
-    put_s("api", m.api);
-    put_i("error_code", m.error_code);
-    put_s("error_name", m.error_name);
-    put_i("requested_bytes", as_i(m.requested_bytes));
-    put_i("device_id", m.device_id);
-    if (m.device_free_bytes) put_i("device_free_bytes", as_i(*m.device_free_bytes));
-    if (m.device_total_bytes) put_i("device_total_bytes", as_i(*m.device_total_bytes));
-    put_i("live_bytes", as_i(m.live_bytes));
-    put_i("live_allocations", as_i(m.live_allocations));
-    put_i("thread_id", m.thread_id);
-    put_i("stack_id", as_i(m.stack_id));
-    put_s("backend", m.backend);
-    put_i("pid", b.manifest.pid);
-    {
-      std::string key = "timestamp";
-      ins.t(1, key).d(2, m.timestamp).step(db);
-    }
-    for (auto& kv : m.custom_metadata) {
-      std::string key = "custom." + kv.first;
-      ins.t(1, key).t(2, kv.second).step(db);
-    }
-  }
-  exec(db, "COMMIT");
-  exec(db, "CREATE INDEX frames_stack ON frames(stack_id);");
 }
+
+void load_query_db(sqlite3* db, const Bundle& b, const std::string& name) {
+  exec(db, "BEGIN");
+  insert_events(db, b, name);
+  insert_allocations(db, b, name);
+  insert_stacks(db, b, name);
+  insert_intervals(db, b, name);
+  insert_metadata(db, b, name);
+  exec(db, "COMMIT");
+}
+
+void finish_query_db(sqlite3* db) { exec(db, "CREATE INDEX frames_stack ON frames(bundle, stack_id);"); }
 
 }  // namespace gpumemrec::cli

@@ -3,6 +3,8 @@
 
 #include <sqlite3.h>
 
+#include <string>
+
 #include "common/bundle_model.h"
 
 namespace gpumemrec::cli {
@@ -10,8 +12,12 @@ namespace gpumemrec::cli {
 // The schema, as printed by `gpumemrec query --schema`.
 extern const char* const kQuerySchema;
 
-// Creates the tables in `db` and fills them from `b` (one transaction,
-// prepared inserts). Throws CliError on SQLite failure.
-void load_query_db(sqlite3* db, const model::Bundle& b);
+// Creates the tables and the view in `db`.
+void create_query_db(sqlite3* db);
+// Adds the rows of `b` (one transaction, prepared inserts), with `name` in
+// every row's bundle column. Throws CliError on SQLite failure.
+void load_query_db(sqlite3* db, const model::Bundle& b, const std::string& name);
+// Indexes, once every bundle is in.
+void finish_query_db(sqlite3* db);
 
 }  // namespace gpumemrec::cli

@@ -97,6 +97,29 @@ def run(cmd, timeout):
     return p, time.time() - t
 
 
+def render(html, chromium, fragment="", timeout=120):
+    """Loads html#fragment in headless Chromium with --dump-dom and returns
+    (status text, {attribute: value} of #gmr-status, the parsed #gmr-test JSON
+    or None, Chromium's wall time in seconds, the DOM as text). The page measures its own
+    render time (data-render-ms: script start to laid out; data-load-ms: from
+    navigation start) with performance.now()."""
+    import json
+    tmp = tempfile.mkdtemp(prefix="gmr-chromium-")
+    try:
+        url = "file://" + os.path.abspath(html) + fragment
+        p, secs = run([chromium] + FLAGS + ["--user-data-dir=" + os.path.join(tmp, "u"), "--dump-dom", url], timeout)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    dom = p.stdout.decode("utf-8", "replace")
+    m = re.search(r'<div id="gmr-status"([^>]*)>([^<]*)<', dom)
+    attrs = dict(re.findall(r'([\w-]+)="([^"]*)"', m.group(1))) if m else {}
+    t = re.search(r'<div id="gmr-test"[^>]*>([^<]*)<', dom)
+    test = None
+    if t and t.group(1).strip():
+        test = json.loads(t.group(1).replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", '"'))
+    return (m.group(2) if m else None), attrs, test, secs, dom
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("html")

@@ -1,0 +1,63 @@
+#include "tools/json_out.h"
+
+#include <cstdio>
+
+#include "tools/names.h"
+
+using namespace gpumemrec::model;  // the tools' bundle model
+
+namespace gpumemrec::cli {
+
+void json_kv(JsonWriter& w, const char* key, const std::string& v) {
+  w.Key(key);
+  w.String(v.data(), static_cast<rapidjson::SizeType>(v.size()));
+}
+void json_kv(JsonWriter& w, const char* key, uint64_t v) {
+  w.Key(key);
+  w.Uint64(v);
+}
+void json_kv(JsonWriter& w, const char* key, int64_t v) {
+  w.Key(key);
+  w.Int64(v);
+}
+void json_kv(JsonWriter& w, const char* key, double v) {
+  w.Key(key);
+  w.Double(v);
+}
+void json_kv(JsonWriter& w, const char* key, const std::optional<uint64_t>& v) {
+  w.Key(key);
+  if (v) w.Uint64(*v);
+  else w.Null();
+}
+
+void json_frame(JsonWriter& w, const Frame& f) {
+  w.StartObject();
+  json_kv(w, "kind", std::string(f.kind == FrameKind::kPython ? "python" : f.kind == FrameKind::kNative ? "native" : "other"));
+  json_kv(w, "function", f.function);
+  json_kv(w, "short", names::frame_label(f, false));
+  json_kv(w, "file", f.file);
+  json_kv(w, "line", static_cast<int64_t>(f.line));
+  json_kv(w, "module", f.module);
+  json_kv(w, "offset", f.offset);
+  w.EndObject();
+}
+
+void json_frames(JsonWriter& w, const std::vector<Frame>& frames, size_t max_frames) {
+  w.Key("frames");
+  w.StartArray();
+  for (size_t i = 0; i < frames.size() && i < max_frames; ++i) json_frame(w, frames[i]);
+  w.EndArray();
+}
+
+void json_stack(JsonWriter& w, const Bundle& b, uint64_t stack_id, size_t max_frames) {
+  const Stack* s = stack_id ? b.find_stack(stack_id) : nullptr;
+  json_kv(w, "python", s ? s->python : std::string());
+  json_frames(w, s ? s->frames : std::vector<Frame>{}, max_frames);
+}
+
+void print_json(const rapidjson::StringBuffer& buf) {
+  fwrite(buf.GetString(), 1, buf.GetSize(), stdout);
+  fputc('\n', stdout);
+}
+
+}  // namespace gpumemrec::cli
