@@ -11,23 +11,6 @@ using namespace gpumemrec::model;  // the tools' bundle model
 
 namespace gpumemrec::analysis {
 
-std::vector<Site> live_sites(const Bundle& b) {
-  std::unordered_map<uint64_t, Site> m;
-  for (const Allocation& a : b.allocations) {
-    Site& s = m[a.stack_id];
-    s.stack_id = a.stack_id;
-    s.bytes += a.size;
-    s.count += 1;
-  }
-  std::vector<Site> out;
-  out.reserve(m.size());
-  for (auto& kv : m) out.push_back(kv.second);
-  std::sort(out.begin(), out.end(), [](const Site& x, const Site& y) {
-    return x.bytes != y.bytes ? x.bytes > y.bytes : x.stack_id < y.stack_id;
-  });
-  return out;
-}
-
 std::vector<CurvePoint> memory_curve(const Bundle& b, int32_t device, size_t max_points) {
   std::vector<CurvePoint> all;
   double t0 = 0, t1 = 0;

@@ -6,16 +6,13 @@
 #include <vector>
 
 #include "common/bundle_model.h"
+#include "common/live_sites.h"
 
 namespace gpumemrec::analysis {
 
-struct Site {
-  uint64_t stack_id = 0;
-  uint64_t bytes = 0;
-  uint64_t count = 0;
-};
-// Live allocations (allocations.json) grouped by stack_id, largest first.
-std::vector<Site> live_sites(const model::Bundle& b);
+// Live allocations grouped by call site, largest first: the one computation
+// summary.txt also uses (common/live_sites.h, model::live_sites).
+using Site = model::LiveSite;
 
 struct CurvePoint {
   double t;

@@ -122,7 +122,7 @@ const char* short_label(EventKind k) {
 }
 
 std::string event_name(const Bundle& b, const Event& e) {
-  return std::string(short_label(e.kind)) + " " + b.str(e.api) + " " + human_bytes(e.size);
+  return std::string(short_label(e.kind)) + " " + b.str(e.api) + " " + format_bytes(e.size);
 }
 
 // One counter track per device: "live bytes device N", a sample at each

@@ -11,31 +11,14 @@
 #include <cstdlib>
 #include <ctime>
 
+#include "common/redact.h"
+
 using namespace gpumemrec::model;  // the tools' bundle model
 
 namespace gpumemrec::cli {
 
 void bad_input(const std::string& file, const std::string& what) { throw CliError(kBadInput, file + ": " + what); }
 void failure(const std::string& what) { throw CliError(kFailure, what); }
-
-std::string human_bytes(uint64_t n) {
-  static const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-  if (n < 1024) return std::to_string(n) + " B";
-  double v = static_cast<double>(n);
-  int u = 0;
-  while (v >= 1024.0 && u < 6) {
-    v /= 1024.0;
-    ++u;
-  }
-  char buf[32];
-  snprintf(buf, sizeof buf, v >= 100 ? "%.0f %s" : v >= 10 ? "%.1f %s" : "%.2f %s", v, units[u]);
-  return buf;
-}
-
-std::string human_signed(int64_t n) {
-  if (n < 0) return "-" + human_bytes(static_cast<uint64_t>(-(n + 1)) + 1);
-  return "+" + human_bytes(static_cast<uint64_t>(n));
-}
 
 std::string utc_time(double ts) {
   if (!(ts > 0)) return "-";
@@ -91,6 +74,18 @@ void Progress::done() {
   last_pct_ = -1;
 }
 
+namespace {
+
+// What a bundle shows is redacted by the shim's own rules (common/redact.h)
+// also when the bundle was written before those rules or by another tool:
+// every command shows the environment and the command line through here.
+void redact_shown(Environment* e) {
+  e->cmdline = redact_cmdline(e->cmdline);
+  for (auto& kv : e->env) kv.second = redact_env_value(kv.first, kv.second);
+}
+
+}  // namespace
+
 void load_bundle(const std::string& dir, Bundle* b, bool light, Progress* progress) {
   ReadOptions opts;
   if (const char* t = getenv("GPUMEMREC_READ_THREADS")) opts.threads = atoi(t);  // 1: never parse in parallel
@@ -109,6 +104,7 @@ void load_bundle(const std::string& dir, Bundle* b, bool light, Progress* progre
   bool ok = read_bundle(dir, opts, b, &err);
   if (progress) progress->done();
   if (!ok) throw CliError(kBadInput, err.message());
+  redact_shown(&b->environment);
 }
 
 void load_bundle_without_events(const std::string& dir, Bundle* b) {
@@ -116,6 +112,7 @@ void load_bundle_without_events(const std::string& dir, Bundle* b) {
   opts.events = false;
   ReadError err;
   if (!read_bundle(dir, opts, b, &err)) throw CliError(kBadInput, err.message());
+  redact_shown(&b->environment);
 }
 
 bool is_directory(const std::string& p) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/bundle_model.h"
+#include "common/format.h"
 #include "common/bundle_reader.h"
 
 namespace gpumemrec::cli {
@@ -23,8 +24,6 @@ struct CliError : std::runtime_error {
 [[noreturn]] void bad_input(const std::string& file, const std::string& what);
 [[noreturn]] void failure(const std::string& what);
 
-std::string human_bytes(uint64_t n);          // "1.5 GiB", "512 B"
-std::string human_signed(int64_t n);          // "+1.5 GiB" / "-2.0 MiB"
 std::string utc_time(double ts);              // "2026-11-21 14:03:05Z"
 std::string human_duration(double seconds);  // "850 µs", "2.00 ms", "1.50 s", "3.2 min"
 std::string hex(uint64_t v);                  // "0x7f..."

@@ -48,7 +48,7 @@ void print_table(const std::vector<Row>& rows) {
     std::string host = r.b.hostname();
     t.add({utc_time(m.timestamp), host.empty() ? "-" : host, std::to_string(pid_of(r.b)),
            m.rank ? std::to_string(*m.rank) : "-", reason_of(r.b), m.api.empty() ? "-" : m.api,
-           m.requested_bytes ? human_bytes(m.requested_bytes) : "-", human_bytes(m.live_bytes), basename_of(r.path)});
+           m.requested_bytes ? format_bytes(m.requested_bytes) : "-", format_bytes(m.live_bytes), basename_of(r.path)});
   }
   fputs(t.render().c_str(), stdout);
 }

@@ -58,12 +58,12 @@ void text_header(const Bundle& b) {
 }
 
 std::string live_line(const Metadata& m) {
-  std::string live = "  live: " + human_bytes(m.live_bytes) + " in " + plural(m.live_allocations, "allocation");
+  std::string live = "  live: " + format_bytes(m.live_bytes) + " in " + plural(m.live_allocations, "allocation");
   if (m.live_bytes_by_device.empty()) return live;
   live += " (";
   bool first = true;
   for (auto& kv : m.live_bytes_by_device) {
-    live += (first ? "" : ", ") + dev_name(kv.first) + ": " + human_bytes(kv.second);
+    live += (first ? "" : ", ") + dev_name(kv.first) + ": " + format_bytes(kv.second);
     first = false;
   }
   return live + ")";
@@ -73,7 +73,7 @@ void text_failure(const Bundle& b, const ReportOptions& o) {
   const Metadata& m = b.metadata;
   out("\nWHAT FAILED\n");
   if (!m.api.empty()) {
-    std::string l = "  " + m.api + "(" + human_bytes(m.requested_bytes) + ") on " + dev_name(m.device_id);
+    std::string l = "  " + m.api + "(" + format_bytes(m.requested_bytes) + ") on " + dev_name(m.device_id);
     if (!m.error_name.empty() || m.error_code)
       l += " -> " + (m.error_name.empty() ? std::string("error") : m.error_name) + " (" + std::to_string(m.error_code) + ")";
     out(l + "\n");
@@ -81,14 +81,14 @@ void text_failure(const Bundle& b, const ReportOptions& o) {
     out("  no failed call (" + reason_of(b) + " dump)\n");
   }
   if (m.device_free_bytes || m.device_total_bytes) {
-    out("  " + dev_name(m.device_id) + ": " + (m.device_free_bytes ? human_bytes(*m.device_free_bytes) : "?") +
-        " free of " + (m.device_total_bytes ? human_bytes(*m.device_total_bytes) : "?") + " total\n");
+    out("  " + dev_name(m.device_id) + ": " + (m.device_free_bytes ? format_bytes(*m.device_free_bytes) : "?") +
+        " free of " + (m.device_total_bytes ? format_bytes(*m.device_total_bytes) : "?") + " total\n");
   } else {
     out("  device free/total: not reported by the driver\n");
   }
   out(live_line(m) + "\n");
   if (m.requested_bytes && m.device_free_bytes && *m.device_free_bytes < m.requested_bytes)
-    out("  short by " + human_bytes(m.requested_bytes - *m.device_free_bytes) + "\n");
+    out("  short by " + format_bytes(m.requested_bytes - *m.device_free_bytes) + "\n");
   if (m.failed_calls_before_dump) out("  failed calls before this dump: " + std::to_string(m.failed_calls_before_dump) + "\n");
   if (m.stack_id) {
     out("  failing call stack (" + std::to_string(m.stack_id) + "):\n");
@@ -97,7 +97,7 @@ void text_failure(const Bundle& b, const ReportOptions& o) {
 }
 
 void text_sites(const Bundle& b, const ReportOptions& o) {
-  auto sites = analysis::live_sites(b);
+  auto sites = model::live_sites(b);
   uint64_t total = 0;
   for (auto& s : sites) total += s.bytes;
   out("\nTOP ALLOCATION SITES (live at the dump, by bytes)\n");
@@ -105,7 +105,7 @@ void text_sites(const Bundle& b, const ReportOptions& o) {
   for (size_t i = 0; i < sites.size() && i < o.top; ++i) {
     const auto& s = sites[i];
     double pct = total ? 100.0 * static_cast<double>(s.bytes) / static_cast<double>(total) : 0;
-    out("  #" + std::to_string(i + 1) + "  " + human_bytes(s.bytes) + " in " + plural(s.count, "allocation") + "  (" +
+    out("  #" + std::to_string(i + 1) + "  " + format_bytes(s.bytes) + " in " + plural(s.count, "allocation") + "  (" +
         fmt_double(pct, 1) + "%)  stack " + std::to_string(s.stack_id) + "\n");
     for (auto& l : analysis::stack_lines(b, s.stack_id, o.frames, o.verbose)) out("      " + l + "\n");
   }
@@ -129,12 +129,12 @@ void text_curve(const Bundle& b, const ReportOptions& o) {
     uint64_t mx = 0;
     std::string plot = analysis::sparkline(curve, o.width, o.ascii, &mx);
     double span = curve.back().t - curve.front().t;
-    std::string top_label = human_bytes(mx);
+    std::string top_label = format_bytes(mx);
     std::string pad(top_label.size(), ' ');
     out("  " + top_label + " |" + plot + (o.ascii ? "X" : "✖") + " OOM\n");
     out("  " + pad + " +" + std::string(o.width, '-') + "\n");
     out("  " + pad + "  " + utc_time(curve.front().t) + " ... " + utc_time(curve.back().t) + " (" + human_duration(span) + ")\n");
-    out("  start " + human_bytes(curve.front().v) + ", peak " + human_bytes(mx) + ", end " + human_bytes(curve.back().v) + "\n");
+    out("  start " + format_bytes(curve.front().v) + ", peak " + format_bytes(mx) + ", end " + format_bytes(curve.back().v) + "\n");
   }
   if (!b.events.empty()) {
     uint64_t first = b.events.front().seq, last = b.events.back().seq;
@@ -161,7 +161,7 @@ void text_oldest(const Bundle& b, const ReportOptions& o) {
   Table t({"SEQ", "AGE", "SIZE", "DEVICE", "API", "ADDRESS", "SITE"}, "rrrrlll");
   for (size_t i : idx) {
     const Allocation& a = b.allocations[i];
-    t.add({std::to_string(a.seq), age_of(b.metadata, a), human_bytes(a.size), std::to_string(a.device_id), a.api,
+    t.add({std::to_string(a.seq), age_of(b.metadata, a), format_bytes(a.size), std::to_string(a.device_id), a.api,
            hex(a.address), analysis::top_frame(b, a.stack_id, o.verbose)});
   }
   out(t.render("  "));
@@ -253,7 +253,7 @@ void json_failure(JsonWriter& w, const Bundle& b, const ReportOptions& o) {
 }
 
 void json_sites(JsonWriter& w, const Bundle& b, const ReportOptions& o) {
-  auto sites = analysis::live_sites(b);
+  auto sites = model::live_sites(b);
   uint64_t total = 0;
   for (auto& s : sites) total += s.bytes;
   json_kv(w, "sites_total", static_cast<uint64_t>(sites.size()));
@@ -431,11 +431,11 @@ void text_ranks(const std::vector<Item>& items, const Item* first) {
     std::vector<std::string> row = {m.rank ? std::to_string(*m.rank) : "-", it.b.hostname().empty() ? "-" : it.b.hostname(),
                                     std::to_string(it.b.manifest.pid),
                                     (m.timestamp >= t0 ? "+" : "") + fmt_double(m.timestamp - t0, 3) + "s", reason_of(it.b),
-                                    m.api.empty() ? "-" : m.api, m.requested_bytes ? human_bytes(m.requested_bytes) : "-",
-                                    m.device_free_bytes ? human_bytes(*m.device_free_bytes) : "-", human_bytes(m.live_bytes)};
+                                    m.api.empty() ? "-" : m.api, m.requested_bytes ? format_bytes(m.requested_bytes) : "-",
+                                    m.device_free_bytes ? format_bytes(*m.device_free_bytes) : "-", format_bytes(m.live_bytes)};
     for (int32_t d : devs) {
       auto f = m.live_bytes_by_device.find(d);
-      row.push_back(f == m.live_bytes_by_device.end() ? "-" : human_bytes(f->second));
+      row.push_back(f == m.live_bytes_by_device.end() ? "-" : format_bytes(f->second));
     }
     row.push_back(&it == first ? "<- first" : "");
     t.add(std::move(row));
@@ -452,7 +452,7 @@ void text_dir(const std::string& dir, const std::vector<Item>& items, const Item
   out("  " + std::string(fm.rank ? "rank " + std::to_string(*fm.rank) : "pid " + std::to_string(first->b.manifest.pid)) +
       (first->b.hostname().empty() ? "" : " on " + first->b.hostname()) + " at " + utc_time(fm.timestamp) + ": " +
       (fm.api.empty() ? fm.reason
-                      : fm.api + "(" + human_bytes(fm.requested_bytes) + ") on " + dev_name(fm.device_id) +
+                      : fm.api + "(" + format_bytes(fm.requested_bytes) + ") on " + dev_name(fm.device_id) +
                             (fm.error_name.empty() ? "" : " -> " + fm.error_name)) +
       "\n");
   out("  bundle: " + basename_of(first->path) + "\n");

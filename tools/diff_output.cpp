@@ -9,7 +9,7 @@ namespace gpumemrec::cli {
 namespace {
 
 std::string sides_line(const char* label, const diff::SiteTotals& s) {
-  std::string l = std::string(label) + human_bytes(s.bytes) + " live in " + std::to_string(s.count) + " allocations, ";
+  std::string l = std::string(label) + format_bytes(s.bytes) + " live in " + std::to_string(s.count) + " allocations, ";
   if (s.bundles.size() == 1) return l + basename_of(s.bundles[0]) + "\n";
   return l + std::to_string(s.bundles.size()) + " bundles\n";
 }
@@ -42,7 +42,7 @@ std::string diff_text(const diff::SiteTotals& o, const diff::SiteTotals& n, cons
   int64_t total = static_cast<int64_t>(n.bytes) - static_cast<int64_t>(o.bytes);
   size_t counts[5] = {0, 0, 0, 0, 0};
   for (auto& x : d) ++counts[static_cast<int>(x.status)];
-  out += "  change: " + human_signed(total) + "; sites: " + std::to_string(counts[0]) + " grew, " +
+  out += "  change: " + format_bytes_signed(total) + "; sites: " + std::to_string(counts[0]) + " grew, " +
          std::to_string(counts[1]) + " new, " + std::to_string(counts[2]) + " shrank, " + std::to_string(counts[3]) +
          " gone, " + std::to_string(counts[4]) + " unchanged\n\n";
   Table t({"#", "CHANGE", "OLD", "NEW", "ALLOCS", "STATUS", "SITE"}, "rrrrrll");
@@ -53,9 +53,9 @@ std::string diff_text(const diff::SiteTotals& o, const diff::SiteTotals& n, cons
     ++k;
     const auto& fr = x.site->frames;
     std::string top = fr.empty() ? "(no frames)" : names::frame_label(fr.front(), p.verbose);
-    t.add({std::to_string(k), human_signed(x.delta()), human_bytes(x.old_bytes), human_bytes(x.new_bytes),
+    t.add({std::to_string(k), format_bytes_signed(x.delta()), format_bytes(x.old_bytes), format_bytes(x.new_bytes),
            std::to_string(x.old_count) + "->" + std::to_string(x.new_count), diff::status_name(x.status), top});
-    stacks += "  #" + std::to_string(k) + " " + diff::status_name(x.status) + " " + human_signed(x.delta()) + "\n";
+    stacks += "  #" + std::to_string(k) + " " + diff::status_name(x.status) + " " + format_bytes_signed(x.delta()) + "\n";
     for (size_t i = 0; i < fr.size() && i < p.frames; ++i)
       stacks += std::string(fr[i].kind == FrameKind::kPython ? "      py  " : "          ") + names::frame_label(fr[i], p.verbose) + "\n";
     if (fr.size() > p.frames) stacks += "          ... " + std::to_string(fr.size() - p.frames) + " more frames\n";

@@ -165,7 +165,7 @@ void add_flame(Page& p) {
 
 void add_sites(Page& p) {
   Json& j = p.j;
-  auto sites = analysis::live_sites(p.b);
+  auto sites = model::live_sites(p.b);
   j.raw(",").key("sites_total").num(static_cast<uint64_t>(sites.size())).raw(",").key("sites").raw("[");
   for (size_t i = 0; i < sites.size() && i < kMaxSites; ++i) {
     p.stacks_used.insert(sites[i].stack_id);

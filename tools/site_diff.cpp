@@ -28,7 +28,7 @@ void SiteTotals::add(const Bundle& b) {
   bundles.push_back(b.path);
   std::unordered_map<std::string, size_t> index;
   for (size_t i = 0; i < keys.size(); ++i) index[keys[i]] = i;
-  for (const analysis::Site& s : analysis::live_sites(b)) {
+  for (const analysis::Site& s : model::live_sites(b)) {
     const Stack* st = s.stack_id ? b.find_stack(s.stack_id) : nullptr;
     std::string k = site_key(st, s.stack_id);
     auto it = index.find(k);
