@@ -108,7 +108,7 @@ std::vector<FrameText> stack_frames(Recorder* r, Symbolizer& sym, uint32_t id, c
   *status = python_status(words, n);
   for (uint32_t i = 0; i < n; ++i) {
     if (!is_python_word(words[i])) continue;
-    if (words[i] == kPythonNoGil) continue;
+    if (is_python_marker(words[i])) continue;  // no_gil, native_thread
     PythonFrameInfo pi;
     FrameText f{true, "", "", "", 0, 0};
     if (describe_python_frame(words[i], &pi)) {

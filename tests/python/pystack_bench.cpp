@@ -10,6 +10,7 @@
 
 #include "shim/base/hook_table.h"
 #include "shim/base/log.h"
+#include "shim/record/python_code_table.h"
 #include "shim/record/python_stack.h"
 
 namespace gpumemrec {
@@ -63,6 +64,12 @@ __attribute__((visibility("default"))) const char* gmr_bench_status(char* func, 
     *line = info.line;
   }
   return gpumemrec::python_status(words, n);
+}
+
+// Code objects interned so far (each re-intern after an address reuse
+// makes a new one).
+__attribute__((visibility("default"))) unsigned gmr_bench_code_entries() {
+  return gpumemrec::pycode::code_entry_count();
 }
 
 }  // extern "C"
