@@ -3,15 +3,21 @@
 // "Python stacks").
 //
 // Lookup (lock-free): code address -> slot -> the slot's current entry, then
-// the entry is checked against the live code object: first line,
-// instruction count, the name's and the file name's characters (in full),
-// the line table's address and length and its first and last 8 bytes. Name
-// and file are therefore always right; a line is wrong only if a code object
-// with the same name, file, first line, instruction count and line-table
-// length died and another one took both its address and its line table's
-// address with a table that differs only inside (docs/design.md). A failed
-// check re-interns under the lock: a new entry with a new id replaces the
-// slot's entry; the old entry stays (dump time resolves the words that
+// the entry is checked against the live code object:
+//   - its line table object's address, length and first 8 bytes, its first
+//     line and its instruction count;
+//   - its name's characters: compared in full, or, when the str object is
+//     the one the entry was made from and has the same cached hash (the
+//     interpreter's own 64-bit hash of the characters, computed once per
+//     str) and length, taken as equal;
+//   - its file name's characters (once per file name object and capture).
+// So the function name and file are always right (up to a 64-bit hash
+// collision); a line is wrong only if a code object with the same name,
+// file, first line, instruction count and line-table length died and another
+// one took both its address and its line table's address with a table that
+// differs after its first 8 bytes (docs/design.md, "Python stacks"). A
+// failed check re-interns under the lock: a new entry with a new id replaces
+// the slot's entry; the old entry stays (dump time resolves the words that
 // carry its id).
 #include "shim/record/python_code_table.h"
 
@@ -142,20 +148,34 @@ bool same_file(const char* code, const Interp& in, const FileEntry* f, CaptureMe
   return true;
 }
 
-// The first and last 8 bytes of a line table (zero-padded when shorter).
-inline void table_ends(const uint8_t* t, uint32_t n, uint64_t* head, uint64_t* tail) {
-  *head = *tail = 0;
-  if (n >= 8) {
-    std::memcpy(head, t, 8);
-    std::memcpy(tail, t + n - 8, 8);
-  } else if (n > 0) {
-    std::memcpy(head, t, n);
-  }
+constexpr int kStrHash = 24;  // PyASCIIObject.hash (Py_hash_t; -1 = not computed)
+
+// The first 8 bytes of a line table (zero-padded when shorter).
+inline uint64_t table_head(const uint8_t* t, uint32_t n) {
+  uint64_t head = 0;
+  if (n > 0) std::memcpy(&head, t, n < 8 ? n : 8);
+  return head;
 }
 
-// Does `e` describe the live code object? Cheapest checks first; the
-// object's fields are read directly (two cache lines of the code object,
-// one of its line table, one or two of its name).
+// The name check (see the top of this file).
+inline bool same_name(const CodeEntry* e, const char* obj, const Interp& in) {
+  StrView v = pylayout::str_view(obj, *in.layout, in.unicode_type);
+  int64_t hash = v.kind ? load_i64(obj + kStrHash) : -1;
+  int64_t known = __atomic_load_n(&e->name_hash, __ATOMIC_RELAXED);
+  if (obj == e->name_obj && hash != -1 && hash == known && v.kind == e->name_kind &&
+      clip_bytes(v) == e->name_bytes)
+    return true;
+  if (!same_chars(v, e->name_raw, e->name_bytes, e->name_kind)) return false;
+  // Same characters: from now on the cached hash of this str stands for
+  // them (a str's hash never changes once computed).
+  if (obj == e->name_obj && hash != -1 && known == -1)
+    __atomic_store_n(const_cast<int64_t*>(&e->name_hash), hash, __ATOMIC_RELAXED);
+  return true;
+}
+
+// Does `e` describe the live code object? Cheapest checks first; in the
+// usual case this reads three cache lines of the code object, one of its
+// line table, one of its name and the entry's.
 bool matches(const CodeEntry* e, const char* code, const Interp& in, CaptureMemo& memo) {
   const Layout& L = *in.layout;
   const char* table = load_ptr(code + L.code_linetable);
@@ -163,15 +183,13 @@ bool matches(const CodeEntry* e, const char* code, const Interp& in, CaptureMemo
   int64_t tlen = table ? load_i64(table + pylayout::kObSize) : 0;
   uint32_t tbytes = uint32_t(tlen <= 0 ? 0 : (tlen > kMaxTableBytes ? kMaxTableBytes : tlen));
   if (tbytes != e->table_bytes) return false;
-  uint64_t head, tail;
-  table_ends(reinterpret_cast<const uint8_t*>(table + pylayout::kBytesData), tbytes, &head, &tail);
-  if (head != e->table_head || tail != e->table_tail) return false;
+  if (table_head(reinterpret_cast<const uint8_t*>(table + pylayout::kBytesData), tbytes) != e->table_head)
+    return false;
   int64_t units = L.code_code >= 0 ? -1 : load_i64(code + pylayout::kObSize);
   if (units < 0) units = read_live(code, in).units;  // 3.10: through co_code
   else if (units > kMaxUnits) units = kMaxUnits;
   if (uint32_t(units) != e->units) return false;
-  StrView name = pylayout::str_view(load_ptr(code + L.code_name), L, in.unicode_type);
-  if (!same_chars(name, e->name_raw, e->name_bytes, e->name_kind)) return false;
+  if (!same_name(e, load_ptr(code + L.code_name), in)) return false;
   return same_file(code, in, e->file, memo);
 }
 
@@ -259,7 +277,9 @@ const CodeEntry* make_entry(const char* code, const Interp& in) {
   e.units = l.units;
   e.table_raw = raw_copy(l.table, l.table_bytes);
   e.table_bytes = l.table_bytes;
-  table_ends(l.table, l.table_bytes, &e.table_head, &e.table_tail);
+  e.table_head = table_head(l.table, l.table_bytes);
+  e.name_obj = load_ptr(code + in.layout->code_name);
+  e.name_hash = l.name.kind ? load_i64(e.name_obj + kStrHash) : -1;
   e.name_bytes = l.name.kind ? clip_bytes(l.name) : 0;
   e.name_raw = raw_copy(l.name.data, e.name_bytes);
   e.name_kind = l.name.kind;

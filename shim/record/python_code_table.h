@@ -5,10 +5,10 @@
 // instruction. Nothing here changes a reference count: a code object can die
 // and another one can be allocated at its address. Every lookup therefore
 // validates the entry against the live code object (which is alive while it
-// is on the capturing thread's own frame chain): the characters of its name
-// and file name, its first line and instruction count, and its line table
-// (address, length, first and last 8 bytes). A mismatch makes a NEW entry
-// (new id); ids already handed out keep naming the old function.
+// is on the capturing thread's own frame chain): its name and file name
+// (characters), its first line and instruction count, and its line table
+// (address, length, first 8 bytes). A mismatch makes a NEW entry (new id);
+// ids already handed out keep naming the old function.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -26,25 +26,25 @@ struct FileEntry {
   uint8_t kind;        // 1, 2 or 4 bytes per character
 };
 
-// Immutable once published; never freed (dump time reads it by id). The
-// first fields are what a lookup compares with the live code object: the
-// output (name, file, lines) is computed from name, file, first line,
-// instruction count and line table. Name and file are compared in full, the
-// line table by object address, length and its first and last 8 bytes (see
-// docs/design.md for what that leaves).
+// Published once and never freed (dump time reads it by id); only
+// name_hash is written later (once, from -1). The first fields are what a
+// lookup compares with the live code object (see python_code_table.cpp for
+// exactly what and why).
 struct CodeEntry {
   // Compared on every lookup (one cache line).
   const char* table_obj;     // the line table (bytes object) it was read from
+  const char* name_obj;      // the name (str object) it was read from
   int32_t first_line;
   uint32_t units;            // instructions (code units)
   uint32_t table_bytes;      // line table bytes (at most 1 MiB are kept)
   uint32_t name_bytes;       // name characters x kind (at most 4096 characters)
-  uint64_t table_head, table_tail;  // the table's first and last 8 bytes
-  const uint8_t* name_raw;
+  uint64_t table_head;       // the table's first 8 bytes (zero-padded)
+  int64_t name_hash;         // the str's own cached hash; -1 until known
   const FileEntry* file;
   uint8_t name_kind;         // 0: the name was not readable
   // What the frame words and the dump need.
   uint32_t id;
+  const uint8_t* name_raw;
   const uint8_t* table_raw;
   const int32_t* lines;      // line of each instruction (-1: none)
   const char* name;          // UTF-8 qualified name (3.10: co_name)
