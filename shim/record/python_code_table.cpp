@@ -89,12 +89,8 @@ inline uint32_t clip_bytes(const StrView& v) {
   return uint32_t(chars) * v.kind;
 }
 
-Live read_live(const char* code, const Interp& in) {
-  const Layout& L = *in.layout;
-  Live l;
-  l.name = pylayout::str_view(load_ptr(code + L.code_name), L, in.unicode_type);
-  l.file = pylayout::str_view(load_ptr(code + L.code_filename), L, in.unicode_type);
-  l.first_line = load_i32(code + L.code_firstlineno);
+// Instructions (code units) of a code object.
+inline uint32_t code_units(const char* code, const Layout& L) {
   int64_t units;
   if (L.code_code >= 0) {  // 3.10: co_code is a bytes object
     const char* bytecode = load_ptr(code + L.code_code);
@@ -102,7 +98,16 @@ Live read_live(const char* code, const Interp& in) {
   } else {  // 3.11+: Py_SIZE(code) code units inline
     units = load_i64(code + pylayout::kObSize);
   }
-  l.units = uint32_t(units < 0 ? 0 : (units > kMaxUnits ? kMaxUnits : units));
+  return uint32_t(units < 0 ? 0 : (units > kMaxUnits ? kMaxUnits : units));
+}
+
+Live read_live(const char* code, const Interp& in) {
+  const Layout& L = *in.layout;
+  Live l;
+  l.name = pylayout::str_view(load_ptr(code + L.code_name), L, in.unicode_type);
+  l.file = pylayout::str_view(load_ptr(code + L.code_filename), L, in.unicode_type);
+  l.first_line = load_i32(code + L.code_firstlineno);
+  l.units = code_units(code, L);
   const char* table = load_ptr(code + L.code_linetable);
   l.table_obj = table;
   int64_t tlen = table ? load_i64(table + pylayout::kObSize) : 0;
@@ -139,7 +144,7 @@ inline bool same_chars(const StrView& v, const uint8_t* raw, uint32_t raw_bytes,
 bool same_file(const char* code, const Interp& in, const FileEntry* f, CaptureMemo& memo) {
   const char* obj = load_ptr(code + in.layout->code_filename);
   for (uint32_t i = 0; i < CaptureMemo::kFiles; ++i)
-    if (memo.file_obj[i] == obj && memo.file[i] == f) return true;
+    if (obj && memo.file_obj[i] == obj && memo.file[i] == f) return true;
   StrView v = pylayout::str_view(obj, *in.layout, in.unicode_type);
   if (!same_chars(v, f ? f->raw : nullptr, f ? f->raw_bytes : 0, f ? f->kind : 0)) return false;
   uint32_t i = memo.next_file++ % CaptureMemo::kFiles;
@@ -185,10 +190,7 @@ bool matches(const CodeEntry* e, const char* code, const Interp& in, CaptureMemo
   if (tbytes != e->table_bytes) return false;
   if (table_head(reinterpret_cast<const uint8_t*>(table + pylayout::kBytesData), tbytes) != e->table_head)
     return false;
-  int64_t units = L.code_code >= 0 ? -1 : load_i64(code + pylayout::kObSize);
-  if (units < 0) units = read_live(code, in).units;  // 3.10: through co_code
-  else if (units > kMaxUnits) units = kMaxUnits;
-  if (uint32_t(units) != e->units) return false;
+  if (code_units(code, L) != e->units) return false;
   if (!same_name(e, load_ptr(code + L.code_name), in)) return false;
   return same_file(code, in, e->file, memo);
 }
