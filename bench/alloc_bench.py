@@ -3,11 +3,13 @@
 
 An unmodified Python "GPU program": ctypes.PyDLL into the CUDA runtime (the
 fake libcudart in the benchmark), so the GIL stays held during the calls and
-the shim sees a thread running Python code. The pairs are made from
---frames nested Python functions.
+the shim sees a thread running Python code; with --nogil, ctypes.CDLL, which
+releases the GIL around each call (as PyTorch operators, CuPy and pybind11
+extensions call cudaMalloc). The pairs are made from --frames nested Python
+functions.
 
-  alloc_bench.py --lib /path/libcudart.so.13 [--pairs N] [--frames F] [--warmup W]
-      prints: RESULT mode=python frames=F pairs=N ns_per_pair=<wall/N> cpu_ns_per_pair=<thread CPU/N>
+  alloc_bench.py --lib /path/libcudart.so.13 [--pairs N] [--frames F] [--warmup W] [--nogil]
+      prints: RESULT mode=python|python_nogil frames=F pairs=N ns_per_pair=<wall/N> cpu_ns_per_pair=<thread CPU/N>
   alloc_bench.py --lib ... --probe-oom
       one pair from F frames, then one cudaMalloc larger than the device (under
       the shim this writes a dump bundle: run_bench.py checks its stacks for
@@ -27,9 +29,10 @@ def main():
     ap.add_argument("--frames", type=int, default=20)
     ap.add_argument("--size", type=int, default=256)
     ap.add_argument("--probe-oom", action="store_true")
+    ap.add_argument("--nogil", action="store_true", help="ctypes.CDLL: the GIL is released in each call")
     args = ap.parse_args()
 
-    rt = ctypes.PyDLL(args.lib)
+    rt = (ctypes.CDLL if args.nogil else ctypes.PyDLL)(args.lib)
     cuda_malloc = rt.cudaMalloc
     cuda_malloc.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t]
     cuda_malloc.restype = ctypes.c_int
@@ -77,8 +80,8 @@ def main():
         return t1 - t0, c1 - c0
 
     wall, cpu = at_depth(nest, timed)
-    print("RESULT mode=python frames=%d pairs=%d ns_per_pair=%.1f cpu_ns_per_pair=%.1f"
-          % (args.frames, args.pairs, wall / args.pairs, cpu / args.pairs), flush=True)
+    print("RESULT mode=%s frames=%d pairs=%d ns_per_pair=%.1f cpu_ns_per_pair=%.1f"
+          % ("python_nogil" if args.nogil else "python", args.frames, args.pairs, wall / args.pairs, cpu / args.pairs), flush=True)
     return 0
 
 

@@ -182,10 +182,13 @@ def main():
     ap.add_argument("--quick", action="store_true", help="smoke mode: tiny runs, numbers meaningless")
     ap.add_argument("--no-dump", action="store_true")
     ap.add_argument("--no-mem", action="store_true")
+    ap.add_argument("--only-python", action="store_true", help="only the Python rows (implies --no-mem --no-dump)")
     ap.add_argument("--dump-reps", type=int, default=3)
     ap.add_argument("--verbose", "-v", action="store_true")
     args = ap.parse_args()
 
+    if args.only_python:
+        args.no_mem = args.no_dump = True
     if args.quick:
         args.reps, args.pairs, args.py_pairs, args.dump_reps = 1, 2000, 1000, 1
     warm = "200" if args.quick else "2000"
@@ -193,6 +196,7 @@ def main():
     C = lambda threads, pairs: [r.cbench, "pairs", "--threads", str(threads), "--pairs",
                                 str(max(pairs // threads, 100)), "--depth", str(args.depth), "--warmup", warm]
     P = [r.python, r.pybench, "--lib", r.cudart, "--pairs", str(args.py_pairs), "--frames", "20", "--warmup", warm]
+    PN = P + ["--nogil"]  # ctypes.CDLL: the GIL is released in each call
 
     off = {"GPUMEMREC_STACK_DEPTH": "0", "GPUMEMREC_PYTHON_STACKS": "0"}
     nat = lambda d: {"GPUMEMREC_STACK_DEPTH": str(d), "GPUMEMREC_PYTHON_STACKS": "0"}
@@ -201,23 +205,29 @@ def main():
 
     # rows: (label, threads, shim job, baseline job, target ns per call, field)
     rows = []
-    b1 = r.job("c", C(1, args.pairs), None)
-    rows.append(("stacks off (STACK_DEPTH=0, PYTHON_STACKS=0)", 1, r.job("c", C(1, args.pairs), off), b1, 100))
-    for d in (16, 32, 64):
+    c_rows = not args.only_python
+    b1 = r.job("c", C(1, args.pairs), None) if c_rows else None
+    if c_rows:
+        rows.append(("stacks off (STACK_DEPTH=0, PYTHON_STACKS=0)", 1, r.job("c", C(1, args.pairs), off), b1, 100))
+    for d in (16, 32, 64) if c_rows else ():
         rows.append(("native stack, depth %d" % d, 1, r.job("c", C(1, args.pairs), nat(d)), b1,
                      1000 if d == 32 else None))
-    for t in (2, 4, 8):
+    for t in (2, 4, 8) if c_rows else ():
         bt = r.job("c", C(t, args.pairs), None)
         rows.append(("stacks off, %d threads" % t, t, r.job("c", C(t, args.pairs), off), bt, 100))
         rows.append(("native depth 32, %d threads" % t, t, r.job("c", C(t, args.pairs), nat(32)), bt, 1000))
     pb = r.job("py", P, None)
+    pbn = r.job("py", PN, None)
+    both = {"GPUMEMREC_STACK_DEPTH": "32", "GPUMEMREC_PYTHON_STACKS": "1"}
+    # (label, shim job, baseline job, target ns per call)
     py_rows = [
-        ("Python program (20 frames): stacks off", r.job("py", P, off), None),
-        ("Python program: native 32, Python off", r.job("py", P, nat(32)), None),
+        ("Python program (20 frames): stacks off", r.job("py", P, off), pb, None),
+        ("Python program: native 32, Python off", r.job("py", P, nat(32)), pb, None),
+        ("GIL released (CDLL): native 32, Python off", r.job("py", PN, nat(32)), pbn, None),
     ]
     if py_ok:
-        py_rows.append(("Python program: native 32 + Python 20 frames",
-                        r.job("py", P, {"GPUMEMREC_STACK_DEPTH": "32", "GPUMEMREC_PYTHON_STACKS": "1"}), 2000))
+        py_rows.insert(2, ("Python program: native 32 + Python 20 frames", r.job("py", P, both), pb, 600))
+        py_rows.append(("GIL released (CDLL): native 32 + Python 20", r.job("py", PN, both), pbn, 600))
 
     t_start = time.time()
     n_jobs = len(r.jobs)
@@ -251,14 +261,19 @@ def main():
 
     for label, threads, sj, bj, target in rows:
         add_row(label, threads, sj, bj, target, "cpu_ns_per_pair", "wall_ns_per_pair")
-    for label, sj, target in py_rows:
-        add_row(label, 1, sj, pb, target, "cpu_ns_per_pair", "ns_per_pair")
+    for label, sj, bj, target in py_rows:
+        add_row(label, 1, sj, bj, target, "cpu_ns_per_pair", "ns_per_pair")
     if not py_ok:
         w("%-46s %7s %15s %15s %13s %13s %11s %s" % (
             "Python program: native 32 + Python 20 frames", 1, fmt_ns(med(values(pb, "cpu_ns_per_pair"))),
-            "pending", "pending", "pending", "<= 2000", "pending (%s)" % py_detail))
+            "pending", "pending", "pending", "<= 600", "pending (%s)" % py_detail))
     else:
         w("  (Python stacks: %s)" % py_detail)
+        held, rel = (paired(sj, bj, "cpu_ns_per_pair") for label, sj, bj, _ in py_rows
+                     if label.endswith("Python 20 frames") or label.endswith("Python 20"))
+        if held is not None and rel is not None and held > 0:
+            w("  native 32 + Python 20, added per call: GIL held %.0f ns, GIL released %.0f ns (%+.0f%%; target: "
+              "released within 10%% of held)" % (held / 2, rel / 2, 100.0 * (rel - held) / held))
 
     # ------------------------------------------------------------------ memory
     if not args.no_mem:

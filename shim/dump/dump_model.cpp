@@ -46,7 +46,7 @@ model::Stack one_stack(Recorder* r, Symbolizer& sym, uint32_t id) {
   s.python = python_status(words, n);
   std::vector<model::Frame> python, native;
   for (uint32_t i = 0; i < n; ++i)
-    if (is_python_word(words[i]) && words[i] != kPythonNoGil) python.push_back(python_frame(words[i]));
+    if (is_python_word(words[i]) && !is_python_marker(words[i])) python.push_back(python_frame(words[i]));
   for (uint32_t i = 0; i < n; ++i)
     if (!is_python_word(words[i])) native.push_back(native_frame(sym, words[i]));
   // Python frames where the interpreter's evaluation loop runs, native

@@ -9,6 +9,7 @@
 // version. A version without a row gets the kPythonNoGil marker.
 #pragma once
 #include <cstdint>
+#include <cstring>
 
 namespace gpumemrec {
 namespace pylayout {
@@ -92,6 +93,46 @@ constexpr Layout kLayouts[] = {
      112, 128, 68, 136, -1, 200, 184,
      40, 56},
 };
+
+// Unaligned-safe reads of interpreter memory (no interpreter call).
+inline const char* load_ptr(const char* p) {
+  const char* v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+inline int32_t load_i32(const char* p) {
+  int32_t v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+inline int64_t load_i64(const char* p) {
+  int64_t v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+// The characters of a compact str object as the interpreter stores them.
+struct StrView {
+  const uint8_t* data = nullptr;
+  int64_t length = 0;  // characters
+  uint8_t kind = 0;    // bytes per character: 1, 2 or 4; 0 = not readable
+};
+// unicode_type null: the type is not checked. Legacy (non-compact) strings,
+// never used for code objects' names, are not readable.
+inline StrView str_view(const char* obj, const Layout& L, const void* unicode_type) {
+  StrView v;
+  if (!obj || (unicode_type && load_ptr(obj + kObType) != unicode_type)) return v;
+  uint32_t state = uint32_t(load_i32(obj + kStrState));
+  uint32_t kind = (state >> 2) & 7, compact = (state >> 5) & 1, ascii = (state >> 6) & 1;
+  int64_t len = load_i64(obj + kStrLength);
+  if (!compact || len < 0) return v;
+  if (ascii) kind = 1;
+  if (kind != 1 && kind != 2 && kind != 4) return v;
+  v.data = reinterpret_cast<const uint8_t*>(obj + (ascii ? L.ascii_size : L.compact_size));
+  v.length = len;
+  v.kind = uint8_t(kind);
+  return v;
+}
 
 inline const Layout* layout_for(int minor) {
   for (const auto& l : kLayouts)

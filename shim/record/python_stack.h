@@ -2,16 +2,18 @@
 //
 // Frame words appended after the native frames of a stack:
 //   kPythonFrameTag | code_id << 24 | line   one Python frame (innermost first)
-//   kPythonNoGil                             Python is running but no Python
-//                                            stack was available: this thread
-//                                            does not hold the GIL (native
-//                                            thread, call through ctypes.CDLL,
-//                                            autograd threads), has no Python
-//                                            frame, or the interpreter's
-//                                            version/build is not supported
+//                                            of the calling thread, whether
+//                                            it holds the GIL or released it
+//   kPythonNativeThread                      Python is running but this thread
+//                                            has no Python frame of its own
+//                                            (a native thread: no thread
+//                                            state, or no frame on it)
+//   kPythonNoGil                             Python is running but its frames
+//                                            cannot be read: unsupported
+//                                            version or free-threaded build
 // code_id is the interned code object (1 .. 2^17-1; 0 = table full), line
 // the line of the frame's current instruction (24 bits, 0 = unknown).
-// A stack with neither was taken in a process without Python (or with
+// A stack with none of these was taken in a process without Python (or with
 // GPUMEMREC_PYTHON_STACKS=0).
 #pragma once
 #include <cstdint>
@@ -22,15 +24,20 @@ namespace gpumemrec {
 constexpr uint32_t kMaxPythonFrames = 64;
 constexpr uint64_t kPythonFrameTag = 1ull << 63;
 constexpr uint64_t kPythonNoGil = 0xFFFFFFFFFFFFFF01ull;
+constexpr uint64_t kPythonNativeThread = 0xFFFFFFFFFFFFFF02ull;
 
 inline bool is_python_word(uint64_t w) { return (w & kPythonFrameTag) != 0; }
+// A status marker (no_gil, native_thread), not a frame.
+inline bool is_python_marker(uint64_t w) { return w >= 0xFFFFFFFFFFFFFF00ull; }
 
 // Called from the library constructor; finds the interpreter if loaded.
 void python_stack_init(bool enabled);
 // Appends Python frame words (at most max) for the calling thread; returns
-// how many were written. Never takes the GIL, never runs Python code.
+// how many were written. Never takes the GIL, never runs Python code, never
+// changes a reference count, never reads another thread's frames.
 uint32_t capture_python_frames(uint64_t* out, uint32_t max);
-// "captured", "no_gil", "not_python" or "disabled" for a stack's words.
+// "captured", "native_thread", "no_gil", "not_python" or "disabled" for a
+// stack's words.
 const char* python_status(const uint64_t* frames, uint32_t n);
 
 struct PythonFrameInfo {

@@ -6,9 +6,13 @@ test, which also runs the program).
   run_case.py --case nested --shim build/bin/libgpumemrec.so \
       --fakes build/tests/fakes --native-lib build/tests/python/libgmr_native_thread.so
 
-Cases: nested, threads, nogil, gen_async (programs in cases/), disabled
-(nested with GPUMEMREC_PYTHON_STACKS=0), not_python (--exe, a C program),
-cost (prints the added ns per alloc+free pair at 20 Python frames).
+Cases: nested, threads, nogil, gen_async, released, reuse, gil_mix
+(programs in cases/), disabled (nested with GPUMEMREC_PYTHON_STACKS=0),
+not_python (--exe, a C program), cost (prints the added ns per alloc+free
+pair at 20 Python frames, GIL held and GIL released).
+
+released builds gmr_nogil_ext.c (a C extension that releases the GIL the way
+pybind11 does) against the headers of the interpreter under test.
 
 Expected lines come from "# @site:NAME" markers in the program's source.
 """
@@ -61,6 +65,7 @@ class Bundle:
 
         self.metadata = load("metadata.json")
         self.allocations = load("allocations.json")
+        self.events = load("events.json")
         self.stacks = {s["stack_id"]: s for s in load("stacks.json")}
         with open(os.path.join(self.dir, "summary.txt")) as f:
             self.summary = f.read()
@@ -137,7 +142,7 @@ def run(args, env_extra, argv, tmp):
         "GMR_CUDART": os.path.join(args.fakes, "libcudart.so"),
         "GMR_CUDA": os.path.join(args.fakes, "libcuda.so.1"),
         "GMR_NATIVE_LIB": args.native_lib or "",
-        "PYTHONPATH": CASES,
+        "PYTHONPATH": os.pathsep.join([CASES, os.path.join(tmp, "ext")]),
         "PYTHONDONTWRITEBYTECODE": "1",
     })
     env.pop("GPUMEMREC_PYTHON_STACKS", None)
@@ -217,22 +222,134 @@ def case_nogil(args, tmp):
     run(args, {}, program("nogil"), tmp)
     b = Bundle(tmp)
     oom = b.oom_stack()
-    expect_no_python(oom, "no_gil", "OOM stack of the native thread")
+    expect_no_python(oom, "native_thread", "OOM stack of the native thread")
     natives = [f for f in oom["frames"] if f["kind"] == "native"]
     check(natives, "no native frames on the native thread's stack")
     check(any("native_thread" in os.path.basename(f["module"]) for f in natives),
           "the native thread's stack does not reach the test library: %s" % [f["module"] for f in natives])
     with_gil = live(b, api="cudaMalloc", size=MiB)
     check(len(with_gil) == 1, "want 1 live 1 MiB allocation, got %d" % len(with_gil))
-    expect_frames(b.stack(with_gil[0]["stack_id"]), "nogil", [("with_gil", "with_gil"), ("main", "main_with")],
-                  "allocation holding the GIL")
+    expect_frames(b.stack(with_gil[0]["stack_id"]), "nogil", [("with_gil", "with_gil"), ("main", "main_with"),
+                                                              ("<module>", "module")],
+                  "allocation holding the GIL", prefix=False)
+    # Issue 10: a thread that released the GIL still has its own frames.
     without = live(b, api="cudaMalloc", size=2 * MiB)
     check(len(without) == 1, "want 1 live 2 MiB allocation, got %d" % len(without))
-    expect_no_python(b.stack(without[0]["stack_id"]), "no_gil", "allocation through ctypes.CDLL (GIL released)")
+    expect_frames(b.stack(without[0]["stack_id"]), "nogil",
+                  [("without_gil", "without_gil"), ("main", "main_without"), ("<module>", "module")],
+                  "allocation through ctypes.CDLL (GIL released)", prefix=False)
     native = live(b, api="cudaMalloc", size=3 * MiB)
     check(native, "no live allocation from the native thread")
     for a in native:
-        expect_no_python(b.stack(a["stack_id"]), "no_gil", "native thread allocation")
+        expect_no_python(b.stack(a["stack_id"]), "native_thread", "native thread allocation")
+
+
+def build_extension(tmp):
+    """Builds gmr_nogil_ext against this interpreter's headers into tmp/ext."""
+    import sysconfig
+    out = os.path.join(tmp, "ext")
+    os.makedirs(out, exist_ok=True)
+    target = os.path.join(out, "gmr_nogil_ext" + sysconfig.get_config_var("EXT_SUFFIX"))
+    inc = sysconfig.get_paths()["include"]
+    check(os.path.exists(os.path.join(inc, "Python.h")), "no Python.h under %s (install the -dev package)" % inc)
+    argv = [os.environ.get("CC", "cc"), "-shared", "-fPIC", "-O1", "-I" + inc,
+            os.path.join(HERE, "gmr_nogil_ext.c"), "-o", target, "-ldl"]
+    p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
+    check(p.returncode == 0, "building the test extension failed: %s\n%s" % (" ".join(argv), p.stdout))
+
+
+def case_released(args, tmp):
+    build_extension(tmp)
+    run(args, {}, program("released"), tmp)
+    b = Bundle(tmp)
+    expect_frames(b.oom_stack(), "released", [("cdll_leaf", "cdll_leaf"), (fn("Layer.forward"), "forward"),
+                                              ("main", "main_oom"), ("<module>", "module")],
+                  "OOM stack (ctypes.CDLL)", prefix=False)
+    KiB = 1 << 10
+
+    def one(size, expected, what, prefix=False):
+        got = live(b, api="cudaMalloc", size=size)
+        check(len(got) == 1, "%s: want 1 live allocation of %d bytes, got %d" % (what, size, len(got)))
+        expect_frames(b.stack(got[0]["stack_id"]), "released", expected, what, prefix)
+        return got[0]
+
+    one(200 * KiB, [("cdll_leaf", "cdll_leaf"), (fn("Layer.forward"), "forward"), ("main", "main_forward"),
+                    ("<module>", "module")], "ctypes.CDLL from a method")
+    one(201 * KiB, [("ext_scoped", "ext_scoped"), ("main", "main_scoped"), ("<module>", "module")],
+        "C extension, Py_BEGIN_ALLOW_THREADS")
+    tids = set()
+    for i in range(4):
+        got = live(b, api="cudaMalloc", size=100 * KiB + i * KiB)
+        check(len(got) == 3, "thread %d: want 3 live allocations, got %d" % (i, len(got)))
+        for a in got:
+            tids.add(a["thread_id"])
+            st = b.stack(a["stack_id"])
+            expect_frames(st, "released", [("ext_saved", "ext_saved"), ("thread_body", "thread_body")],
+                          "C extension, PyEval_SaveThread, thread %d" % i)
+            third = py_frames(st)[2]
+            check(third[0] == fn("Thread.run") and third[2] == "threading.py", "thread caller %s" % (third,))
+    check(len(tids) == 4, "want 4 allocating threads, got %s" % tids)
+    gen = live(b, api="cudaMalloc", size=202 * KiB)
+    check(len(gen) == 2, "want 2 live allocations from the generator, got %d" % len(gen))
+    for a in gen:
+        expect_frames(b.stack(a["stack_id"]), "released", [("cdll_leaf", "cdll_leaf"), ("gen_allocs", "gen"),
+                                                           ("main", "main_gen"), ("<module>", "module")],
+                      "generator (GIL released)", prefix=False)
+    one(300 * KiB, [("ext_scoped", "ext_scoped"), ("task_alloc", "task")], "asyncio task (GIL released)",
+        prefix=True)
+
+
+def case_reuse(args, tmp):
+    out = run(args, {}, program("reuse"), tmp)
+    m = re.search(r"REUSED (\d+) of (\d+)", out)
+    check(m, "the program did not report address reuse")
+    # Not a test of the recorder, of the test: without reuse it proves nothing.
+    check(int(m.group(1)) >= 10, "only %s code objects reused an address: the case does not test reuse" % m.group(1))
+    b = Bundle(tmp)
+    s = sites("reuse")
+    base = {"exec": 100000, "lambda": 200000, "closure": 300000}
+    seen = {k: 0 for k in base}
+    for ev in b.events:
+        if ev["event_type"] != "allocation":
+            continue
+        kind = [k for k, v in base.items() if v <= ev["size"] < v + 1000]
+        if not kind:
+            continue
+        kind, i = kind[0], ev["size"] - base[kind[0]]
+        if kind == "exec":
+            want = ("fn_%04d" % i, (i % 4) + 2 + (i % 3), "<reuse>")
+        elif kind == "lambda":
+            want = ("<lambda>", 1, "<lambda-%04d>" % i)
+        else:
+            want = (fn("outer_%04d.<locals>.inner_%04d" % (i, i)), 3 + (i % 2), "<closure>")
+        st = b.stack(ev["stack_id"])
+        check(st["python"] == "captured", "event %d: python status %r" % (ev["seq"], st["python"]))
+        got = py_frames(st)
+        check(got[:2] == [("alloc_free", s["alloc"], "reuse.py"), want],
+              "event %d (%s %d): frames\n  got  %s\n  want %s" % (ev["seq"], kind, i, got[:2],
+                                                                   [("alloc_free", s["alloc"], "reuse.py"), want]))
+        seen[kind] += 1
+    for kind, n in seen.items():
+        check(n == 300, "want 300 %s allocation events in events.json, got %d" % (kind, n))
+
+
+def case_gil_mix(args, tmp):
+    run(args, {}, program("gil_mix"), tmp)
+    b = Bundle(tmp)
+    expect_no_python(b.oom_stack(), "native_thread", "OOM stack of the native thread")
+    n = 0
+    for ev in b.events:
+        if ev["event_type"] != "allocation" or not 50000 <= ev["size"] < 50400:
+            continue
+        expect_frames(b.stack(ev["stack_id"]), "gil_mix",
+                      [("a_leaf", "a_leaf"), ("a_mid", "a_mid"), ("allocator", "allocator")],
+                      "event %d of the GIL-released thread" % ev["seq"])
+        n += 1
+    check(n == 400, "want 400 allocation events of the GIL-released thread, got %d" % n)
+    native = live(b, api="cudaMalloc", size=3 * MiB)
+    check(native, "no live allocation from the native thread")
+    for a in native:
+        expect_no_python(b.stack(a["stack_id"]), "native_thread", "native thread allocation")
 
 
 def case_gen_async(args, tmp):

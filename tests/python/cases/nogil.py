@@ -1,6 +1,8 @@
 # Threads that do not hold the GIL: a call through ctypes.CDLL (which
-# releases the GIL), and a native thread started by a test library that
-# allocates until out of memory while this thread keeps the GIL (PyDLL).
+# releases the GIL: the thread keeps its own Python frames, issue 10), and a
+# native thread started by a test library, with no Python state at all, that
+# allocates until out of memory while this thread keeps the GIL (PyDLL):
+# marked native_thread.
 import ctypes
 import os
 from gmr_case import rt, rt_nogil, ptr, MiB
@@ -29,4 +31,4 @@ def main():
     return n
 
 
-print("native allocations", main())
+print("native allocations", main())  # @site:module

@@ -1,19 +1,30 @@
 # Times capture_python_frames() at a Python depth of DEPTH frames through
 # tests/python/libgmr_pystack_bench.so (a copy of the shim's Python-stack
-# code; see pystack_bench.cpp). Run WITHOUT LD_PRELOAD.
+# code; see pystack_bench.cpp), with the GIL held (ctypes.PyDLL) and with the
+# GIL released (ctypes.CDLL, as PyTorch operators call cudaMalloc), from a
+# recursion (one code object repeated) and from DEPTH distinct functions
+# (each code object validated once per capture). Run WITHOUT LD_PRELOAD.
 import ctypes
 import sys
 
-lib = ctypes.PyDLL(sys.argv[1])  # PyDLL: the GIL stays held during the calls
 DEPTH = int(sys.argv[2]) if len(sys.argv) > 2 else 20
-ITERS = 200000
-lib.gmr_bench_capture.restype = ctypes.c_double
-lib.gmr_bench_capture.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_int)]
-lib.gmr_bench_status.restype = ctypes.c_char_p
-lib.gmr_bench_init(1)
+ITERS = 20000
 
 
-def measure():
+def load(cls):
+    lib = cls(sys.argv[1])
+    lib.gmr_bench_capture.restype = ctypes.c_double
+    lib.gmr_bench_capture.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_int)]
+    lib.gmr_bench_status.restype = ctypes.c_char_p
+    return lib
+
+
+held = load(ctypes.PyDLL)      # the GIL stays held during the calls
+released = load(ctypes.CDLL)   # the GIL is released during the calls
+held.gmr_bench_init(1)
+
+
+def measure(lib):
     frames = ctypes.c_int()
     ns = lib.gmr_bench_capture(ITERS, ctypes.byref(frames))
     buf = ctypes.create_string_buffer(256)
@@ -22,17 +33,23 @@ def measure():
     return ns, frames.value, status, buf.value.decode(), line.value
 
 
-def nest(depth):
+def nest(depth, lib):
     if depth <= 2:  # this frame and <module> make up the rest
-        return measure()  # @site:measure
-    return nest(depth - 1)
+        return measure(lib)  # @site:measure
+    return nest(depth - 1, lib)
 
 
-ns, frames, status, func, line = nest(DEPTH - 1)
-print("capture_python_frames: %.1f ns per event at %d Python frames (status %s, innermost %s:%d)"
-      % (ns, frames, status, func, line))
-nogil = ctypes.CDLL(sys.argv[1])  # CDLL: the GIL is released: one marker word
-nogil.gmr_bench_capture.restype = ctypes.c_double
-nogil.gmr_bench_capture.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_int)]
-f = ctypes.c_int()
-print("capture_python_frames without the GIL: %.1f ns per event (%d word)" % (nogil.gmr_bench_capture(ITERS, ctypes.byref(f)), f.value))
+# DEPTH - 3 distinct functions d_0 .. d_n calling each other, then measure.
+src = "".join("def d_%d(lib):\n    return d_%d(lib)\n" % (i, i + 1) for i in range(DEPTH - 3))
+src += "def d_%d(lib):\n    return measure(lib)\n" % (DEPTH - 3)
+distinct = {"measure": measure}
+exec(compile(src, "<distinct>", "exec"), distinct)
+
+for label in ("recursion", "distinct"):
+    for how, lib in (("GIL held", held), ("GIL released", released)):
+        if label == "recursion":
+            ns, frames, status, func, line = nest(DEPTH - 1, lib)
+        else:
+            ns, frames, status, func, line = distinct["d_0"](lib)
+        print("capture_python_frames (%s, %s): %.1f ns per event at %d Python frames (status %s, innermost %s:%d)"
+              % (how, label, ns, frames, status, func, line))
