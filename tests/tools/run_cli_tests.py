@@ -68,14 +68,15 @@ def load(bundle, name):
 
 
 def human(n):
-    units = ["B", "KiB", "MiB", "GiB", "TiB"]
+    """As common/format.h's format_bytes: binary units, two decimals."""
+    units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"]
     if n < 1024:
         return "%d B" % n
     v, u = float(n), 0
-    while v >= 1024 and u < 4:
+    while v >= 1024 and u < 6:
         v /= 1024
         u += 1
-    return ("%.0f %s" if v >= 100 else "%.1f %s" if v >= 10 else "%.2f %s") % (v, units[u])
+    return "%.2f %s" % (v, units[u])
 
 
 # ---------------------------------------------------------------------------
