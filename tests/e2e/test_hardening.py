@@ -558,6 +558,71 @@ def security_no_network():
     check("SOCKETS n=0" in r.stdout, "sockets open after a dump: " + r.stdout)
 
 
+
+# ---------------------------------------------------------------- 10. loader and limits (issues 9, 11)
+def reload(mode):
+    """A GPU library dlclose'd and dlopen'ed again at another address (the old
+    range blocked by a PROT_NONE placeholder): cached real-function and helper
+    addresses must not be used after their library is gone."""
+    def case():
+        argv = [hard("reload"), mode]
+        a = run(argv, preload=False)
+        b = run(argv)
+        check(a.rc == 0 and b.rc == 0, "exit codes %d / %d\n%s" % (a.rc, b.rc, b.stderr[-1500:]))
+        # moved= may differ: without the recorder, glibc's dlsym(RTLD_DEFAULT)
+        # from the program adds a dependency of the program on the library
+        # (so dlclose keeps it); with it our wrapper answers and no dependency
+        # is added. Every result code must be the same.
+        same = lambda out: re.sub(r"moved=\d ", "", out)
+        check(same(a.stdout) == same(b.stdout), "output differs:\n%s\n---\n%s" % (a.stdout, b.stdout))
+        check(b.stdout.count("moved=1") == 3 and "alloc=0 free=0" in b.stdout and "DONE" in b.stdout,
+              "the library was not reloaded elsewhere: " + b.stdout)
+        # Still recording after the reloads: the last round's out-of-memory is dumped.
+        api = "cuMemAlloc_v2" if mode == "driver" else "cudaMalloc"
+        check(b.only_bundle().metadata["api"] == api, "bundle of the OOM after the reloads")
+    return case
+
+
+def dlsym_default_preloads():
+    """dlsym(RTLD_DEFAULT, hooked name) answers as without the recorder,
+    whatever else is preloaded (ahead of or after us) and whether a CUDA
+    library is loaded or not. Where the recorder is ahead of the other
+    library and the function exists, its own wrapper may answer."""
+    from gm_e2e import FAKES
+    other = os.path.join(FAKES, "libfake_interposer.so")
+    names = hook_names()
+    for load in ([], ["--load", "libcuda.so.1"], ["--load", "libcudart.so.13"]):
+        argv = [hard("dlsym_probe")] + load + names
+        for order in ("other_first", "shim_first", "shim_only"):
+            libs = {"other_first": (other, SHIM), "shim_first": (SHIM, other), "shim_only": (SHIM,)}[order]
+            base_libs = tuple(l for l in libs if l != SHIM)
+            a = run(argv, preload=preload_env(*base_libs) if base_libs else False)
+            b = run(argv, preload=preload_env(*libs))
+            check(a.rc == 0 and b.rc == 0, "exit codes %d / %d" % (a.rc, b.rc))
+            for la, lb in zip(a.stdout.splitlines(), b.stdout.splitlines()):
+                name, obj_a = la.split(" ", 1)
+                obj_b = lb.split(" ", 1)[1]
+                ahead = order == "other_first" and obj_a == os.path.basename(other)
+                if obj_a == "null" or ahead:
+                    check(obj_a == obj_b, "%s %s: %r without the recorder, %r with it" % (order, load, la, lb))
+                else:
+                    check(obj_b in (obj_a, "libgpumemrec.so"), "%s %s: %r / %r" % (order, load, la, lb))
+            check(len(a.stdout.splitlines()) == len(b.stdout.splitlines()), "line counts differ")
+
+
+def limit_threads():
+    """GPUMEMREC_LIMIT under 8 threads allocating at once: the live total
+    (as the program counts it, never more than the recorder does) never
+    exceeds the limit."""
+    limit = 8 << 20
+    r = run([hard("limit_threads"), "8", "3000", str(1 << 20)], capacity=256 << 20,
+            env_extra={"GPUMEMREC_LIMIT": str(limit), "GPUMEMREC_EPISODE_MS": "600000"})
+    check(r.rc == 0 and "DONE" in r.stdout, "rc %d\n%s\n%s" % (r.rc, r.stdout, r.stderr[-1500:]))
+    kv = dict(x.split("=") for x in r.stdout.split()[:4])
+    check(int(kv["OTHER"]) == 0, "unexpected errors: " + r.stdout)
+    check(int(kv["REFUSED"]) > 0, "the limit never refused anything: " + r.stdout)
+    check(int(kv["MAX_LIVE"]) <= limit, "live bytes %s exceeded GPUMEMREC_LIMIT=%d" % (kv["MAX_LIVE"], limit))
+
 CASES = {
     "fidelity_all": fidelity_all,
     "concurrency": concurrency, "dump_while_running": dump_while_running,
@@ -573,6 +638,8 @@ CASES = {
     "bad_config_huge": bad_config("huge"), "bad_config_empty": bad_config("empty"),
     "security_permissions": security_permissions, "security_redaction": security_redaction,
     "security_setuid": security_setuid, "security_no_network": security_no_network,
+    "reload_driver": reload("driver"), "reload_runtime": reload("runtime"),
+    "dlsym_default_preloads": dlsym_default_preloads, "limit_threads": limit_threads,
 }
 
 if __name__ == "__main__":
