@@ -69,8 +69,9 @@ void do_init() {
   r->ring.init(ring_mem, cfg.ring_events);
   for (auto& d : r->device_live) d.store(0, std::memory_order_relaxed);
   r->start_ns = realtime_ns();
-  r->stacks_enabled = r->stacks.init(kMaxStacks, kStackArenaBytes);
-  if (!r->stacks_enabled) GM_WARN("cannot reserve memory for stacks; events will carry no stacks");
+  // Stacks: nothing is mapped until the first stack is interned, and nothing
+  // at all when both kinds of stacks are off (docs/performance.md, memory).
+  r->stacks_enabled = (cfg.stack_depth > 0 || cfg.python_stacks) && r->stacks.init(kMaxStacks, kStackArenaBytes);
   g_recorder = r;
   g_init_state.store(kReady, std::memory_order_release);
 }

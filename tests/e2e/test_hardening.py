@@ -364,6 +364,29 @@ def lowmem_rlimit():
     check_complete_low_memory(b.only_bundle())
 
 
+def lowmem_address_space():
+    """Under RLIMIT_AS with room for the program's own large malloc plus a
+    margin far below what the recorder used to reserve (~330 MiB), the malloc
+    succeeds with the recorder as it does without (issue 11, item 5), with
+    stacks on (the default) and off."""
+    if SANITIZED:
+        return "skip"  # sanitizers reserve terabytes of address space
+    big = 512 << 20
+    base = run([hard("lowmem"), "big", "0"], preload=False, capacity=64 << 20)
+    check(base.rc == 0, "baseline: " + base.stderr[-500:])
+    vsz = int(re.search(r"VMSIZE_KIB=(\d+)", base.stderr).group(1)) << 10
+    cap = vsz + big + (128 << 20)
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+    argv = [hard("lowmem"), "big", str(big)]
+    a = run(argv, preload=False, capacity=64 << 20, preexec_fn=limit)
+    check(a.rc == 0 and "BIG ok" in a.stdout, "without the recorder: %s %s" % (a.stdout, a.stderr[-500:]))
+    for extra in ({}, {"GPUMEMREC_STACK_DEPTH": "0", "GPUMEMREC_PYTHON_STACKS": "0"}):
+        b = run(argv, capacity=64 << 20, preexec_fn=limit, env_extra=extra)
+        check(b.rc == 0 and a.stdout == b.stdout, "with the recorder %s:\n%s\n---\n%s\n%s" %
+              (extra, a.stdout, b.stdout, b.stderr[-800:]))
+
+
 # ---------------------------------------------------------------- 6. disk problems
 def disk_missing_dir():
     r0 = run([program("rt_linked"), "cudaMalloc", str(CHUNK)], preload=False)
@@ -632,6 +655,7 @@ CASES = {
     "signal_program_handler_after": signal_program_handler_after, "signal_program_ignores": signal_program_ignores,
     "signal_chains_to_earlier_handler": signal_chains_to_earlier_handler, "exit_dump": exit_dump,
     "lowmem_failmalloc": lowmem_failmalloc, "lowmem_rlimit": lowmem_rlimit,
+    "lowmem_address_space": lowmem_address_space,
     "disk_missing_dir": disk_missing_dir, "disk_unwritable": disk_unwritable, "disk_full_fsize": disk_full_fsize,
     "disk_full_tmpfs": disk_full_tmpfs, "disk_symlink": disk_symlink,
     "bad_config_malformed": bad_config("malformed"), "bad_config_negative": bad_config("negative"),
