@@ -2,7 +2,10 @@
 // (issue 9: the limit was checked, then acted on, so concurrent allocations
 // together overshot it).
 //
-//   limit_threads <threads> <iterations> <chunk>
+//   limit_threads <threads> <iterations> <chunk> <held>
+// The main thread first allocates <held> chunks and keeps them to the end
+// (so that the room left under the limit is small and refusals certain),
+// then starts the threads together.
 // Each thread allocates `chunk` bytes, holds up to 4 allocations and frees
 // the oldest, in a loop. The program's own count of live bytes goes up
 // after a successful cudaMalloc and down before cudaFree, so it never exceeds
@@ -19,6 +22,7 @@
 namespace {
 std::atomic<long long> g_live{0}, g_max{0};
 std::atomic<long> g_ok{0}, g_refused{0}, g_other{0};
+std::atomic<bool> g_go{false};
 
 void note_max(long long v) {
   long long m = g_max.load();
@@ -29,6 +33,7 @@ void note_max(long long v) {
 void worker(int iters, size_t chunk) {
   void* held[4] = {};
   int n = 0;
+  while (!g_go.load()) std::this_thread::yield();
   for (int i = 0; i < iters; ++i) {
     if (n == 4) {
       g_live -= (long long)chunk;
@@ -61,12 +66,20 @@ int main(int argc, char** argv) {
   const int threads = argc > 1 ? atoi(argv[1]) : 8;
   const int iters = argc > 2 ? atoi(argv[2]) : 2000;
   const size_t chunk = argc > 3 ? strtoull(argv[3], nullptr, 0) : (1u << 20);
-  void* warm = nullptr;
-  cudaMalloc(&warm, 1);  // initialise the runtime before the threads race
-  cudaFree(warm);
+  const int pre = argc > 4 ? atoi(argv[4]) : 0;
+  std::vector<void*> kept;
+  for (int i = 0; i < pre; ++i) {
+    void* p = nullptr;
+    if (cudaMalloc(&p, chunk) == cudaSuccess) {
+      kept.push_back(p);
+      note_max(g_live += (long long)chunk);
+    }
+  }
   std::vector<std::thread> ts;
   for (int t = 0; t < threads; ++t) ts.emplace_back(worker, iters, chunk);
+  g_go = true;
   for (auto& t : ts) t.join();
+  for (void* p : kept) cudaFree(p);
   printf("MAX_LIVE=%lld OK=%ld REFUSED=%ld OTHER=%ld\n", g_max.load(), g_ok.load(), g_refused.load(),
          g_other.load());
   printf("DONE\n");
