@@ -29,7 +29,7 @@ struct Rt {
     return d;
   }
   static Result refuse() {
-    refuse_through<Result, decltype(&cudaMalloc)>(HookId::cudaMalloc);
+    refuse_through<decltype(&cudaMalloc)>(HookId::cudaMalloc);
     return cudaErrorMemoryAllocation;
   }
 };

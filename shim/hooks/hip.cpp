@@ -47,7 +47,7 @@ struct Hip {
   // As for the CUDA runtime: let HIP itself fail an impossible request so its
   // last-error state matches a real out-of-memory.
   static Result refuse() {
-    refuse_through<Result, Fn_hipMalloc>(HookId::hipMalloc);
+    refuse_through<Fn_hipMalloc>(HookId::hipMalloc);
     return hipErrorOutOfMemory;
   }
 };

@@ -157,7 +157,7 @@ inline Fn helper(SymbolSlot& slot, Library lib, const char* name) {
 // impossible size so that the library's own error state (cudaGetLastError,
 // hipGetLastError) is exactly what a real out-of-memory leaves; the driver
 // allocates nothing. The inner call is kept out of the record.
-template <typename Result, typename MallocFn>
+template <typename MallocFn>
 inline void refuse_through(HookId malloc_id) {
   if (auto real_malloc = real<MallocFn>(malloc_id)) {
     void* dummy = nullptr;
