@@ -159,8 +159,9 @@ void recorder_atfork_child() {
   g_recorder->mappings.unlock_all();
   g_recorder->handles.unlock_all();
   g_recorder->live.unlock_all();
-  // A slot another thread was publishing at the fork stays busy for ever in
-  // the child (that thread does not exist here): make it a hole.
+  // A slot another thread was publishing at the fork would stay busy for
+  // ever in the child (that thread does not exist here): a new fork epoch
+  // lets the child's next writer on it take it over (ring.h).
   g_recorder->ring.after_fork_in_child();
   stack_capture_after_fork();
 }
