@@ -12,7 +12,6 @@ namespace gpumemrec {
 namespace {
 
 constexpr uint64_t kMaxRingEvents = uint64_t(1) << 25;  // 2 GiB of ring
-constexpr uint64_t kMaxStackDepth = 256;
 
 std::string trim(const std::string& s) {
   size_t b = 0, e = s.size();
@@ -190,7 +189,7 @@ Config parse_config(const EnvGetter& get, std::vector<std::string>* warnings) {
   uint_var("RING_EVENTS", 16, kMaxRingEvents, &c.ring_events, "65536");
   {
     uint64_t depth = uint64_t(c.stack_depth);
-    uint_var("STACK_DEPTH", 0, kMaxStackDepth, &depth, "32");
+    uint_var("STACK_DEPTH", 0, uint64_t(kMaxStackDepth), &depth, "32");
     c.stack_depth = int(depth);
   }
   uint_var("EPISODE_MS", 0, 86400000, &c.episode_ms, "2000");

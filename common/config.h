@@ -12,6 +12,9 @@
 namespace gpumemrec {
 
 constexpr int kMaxDevices = 64;
+// Largest GPUMEMREC_STACK_DEPTH accepted: the shim's stack buffers are sized
+// from it (static_asserts in shim/record/).
+constexpr int kMaxStackDepth = 256;
 
 struct Config {
   std::string dir = "./gpumemrec-dumps";  // GPUMEMREC_DIR

@@ -24,15 +24,9 @@
 namespace gpumemrec {
 namespace {
 
-void atfork_prepare() {
-  dumper_atfork_prepare();
-  recorder_atfork_prepare();
-}
+void atfork_prepare() { recorder_atfork_prepare(); }
 
-void atfork_parent() {
-  recorder_atfork_parent();
-  dumper_atfork_parent();
-}
+void atfork_parent() { recorder_atfork_parent(); }
 
 // Order matters: the recorder's tables are usable again before the dumper
 // (which may log) and the signal thread (which may dump) are re-made.

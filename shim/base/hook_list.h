@@ -1,9 +1,11 @@
 // THE table of every function libgpumemrec.so hooks.
 //
 // Adding a hook is one line here plus its wrapper (an extern "C" function of
-// the same name, in hooks_cuda_runtime.cpp, hooks_cuda_driver.cpp or
-// hooks_hip.cpp). Each line is X(symbol, library) where library says where
-// the real function lives:
+// the same name, in shim/hooks/cuda_runtime.cpp, cuda_driver.cpp or hip.cpp,
+// which also put its address in the wrapper table, see hooks/wrappers.h).
+// The list is kept per family (one per library); GPUMEMREC_HOOKS is all of
+// them in this order, and HookId numbers them. Each line is X(symbol, library)
+// where library says where the real function lives:
 //   CUDART  libcudart.so*   (CUDA runtime, shared)
 //   CUDA    libcuda.so.1    (CUDA driver)
 //   HIP     libamdhip64.so* (HIP runtime)
@@ -12,8 +14,9 @@
 // cuGetProcAddress / hipGetProcAddress call handed out (see resolve.cpp).
 #pragma once
 
-#define GPUMEMREC_HOOKS(X)                 \
-  /* CUDA runtime */                       \
+#define GPUMEMREC_HOOKS(X) GPUMEMREC_HOOKS_CUDART(X) GPUMEMREC_HOOKS_CUDA(X) GPUMEMREC_HOOKS_HIP(X)
+
+#define GPUMEMREC_HOOKS_CUDART(X)          \
   X(cudaMalloc, CUDART)                    \
   X(cudaFree, CUDART)                      \
   X(cudaMallocAsync, CUDART)               \
@@ -24,7 +27,9 @@
   X(cudaMallocFromPoolAsync_ptsz, CUDART)  \
   X(cudaMallocManaged, CUDART)             \
   X(cudaMallocPitch, CUDART)               \
-  X(cudaMalloc3D, CUDART)                  \
+  X(cudaMalloc3D, CUDART)
+
+#define GPUMEMREC_HOOKS_CUDA(X)            \
   /* CUDA driver: device memory */         \
   X(cuMemAlloc_v2, CUDA)                   \
   X(cuMemAllocPitch_v2, CUDA)              \
@@ -43,8 +48,9 @@
   X(cuMemUnmap, CUDA)                      \
   /* CUDA driver: entry-point look-up (static runtime path) */ \
   X(cuGetProcAddress, CUDA)                \
-  X(cuGetProcAddress_v2, CUDA)             \
-  /* HIP */                                \
+  X(cuGetProcAddress_v2, CUDA)
+
+#define GPUMEMREC_HOOKS_HIP(X)             \
   X(hipMalloc, HIP)                        \
   X(hipFree, HIP)                          \
   X(hipExtMallocWithFlags, HIP)            \

@@ -5,6 +5,7 @@
 
 #include "common/event.h"
 #include "shim/base/hook_list.h"
+#include "shim/base/symbol_cache.h"
 
 namespace gpumemrec {
 
@@ -18,10 +19,11 @@ enum class HookId : uint8_t {
 };
 constexpr int kHookCount = int(HookId::kCount);
 
+// Our wrapper of each hook (its address) is known only to the hooks layer:
+// see shim/hooks/wrappers.h.
 struct HookInfo {
   const char* name;
   Library library;
-  void* wrapper;  // our exported function of the same name
 };
 const HookInfo& hook_info(HookId id);
 inline const char* hook_name(HookId id) { return hook_info(id).name; }
@@ -32,7 +34,8 @@ Backend hook_backend(HookId id);
 bool find_hook(const char* name, HookId* out);
 
 // The real function: resolved once, lock-free, never via our own exports.
-// Returns nullptr if no loaded library defines it.
+// Returns nullptr if no loaded library defines it. The answer, found or not,
+// is cached until a library is unloaded (or, for "not found", loaded).
 void* real_function(HookId id);
 
 // Records that `addr` is the real implementation of `id` if none is known
@@ -45,11 +48,17 @@ inline Fn real(HookId id) {
 }
 
 // Look up an unhooked helper (cuMemGetInfo_v2, cudaGetDevice, ...) in the
-// given library without going through our dlsym hook. Cached by the caller.
+// given library without going through our dlsym hook. Not cached.
 void* lookup_library_symbol(Library lib, const char* name);
 
-// glibc's own dlsym (our exported dlsym wraps it).
+// The same, cached in `slot` (a static of the caller), negative answers too.
+void* helper_function(SymbolSlot& slot, Library lib, const char* name);
+
+// glibc's own dlsym (our exported dlsym wraps it) and dlclose (our exported
+// dlclose wraps it, hooks/dlclose_hook.cpp).
 using DlsymFn = void* (*)(void*, const char*);
 DlsymFn real_dlsym();
+using DlcloseFn = int (*)(void*);
+DlcloseFn real_dlclose();
 
 }  // namespace gpumemrec

@@ -11,32 +11,34 @@
 //   library's own handle (dlopen RTLD_NOLOAD never loads anything new).
 // - No lock of ours is held while we call into the loader, so a thread that
 //   holds the loader lock and enters a hook cannot deadlock against us.
+// - Our own exports (the wrappers) are never adopted as the real function:
+//   any address inside libgpumemrec.so is refused (self_module.h), so this
+//   layer needs no table of the wrappers above it.
+// - Answers (found or not) are cached per hook and invalidated when a library
+//   is unloaded or, for a failed look-up, when one is loaded (symbol_cache.h).
 #include <dlfcn.h>
 #include <link.h>
 
 #include <cstring>
 
 #include "shim/base/hook_table.h"
-
-// Our wrappers, defined in hooks_*.cpp with their real prototypes. Here only
-// their addresses are needed.
-#define GPUMEMREC_DECLARE(sym, lib) extern "C" void sym();
-GPUMEMREC_HOOKS(GPUMEMREC_DECLARE)
-#undef GPUMEMREC_DECLARE
+#include "shim/base/self_module.h"
+#include "shim/base/symbol_cache.h"
 
 namespace gpumemrec {
 
 namespace {
 
 const HookInfo kHooks[] = {
-#define GPUMEMREC_INFO(sym, lib) {#sym, Library::lib, reinterpret_cast<void*>(&::sym)},
+#define GPUMEMREC_INFO(sym, lib) {#sym, Library::lib},
     GPUMEMREC_HOOKS(GPUMEMREC_INFO)
 #undef GPUMEMREC_INFO
 };
 static_assert(sizeof(kHooks) / sizeof(kHooks[0]) == kHookCount, "hook table out of sync");
 
-std::atomic<void*> g_real[kHookCount];
+SymbolSlot g_real[kHookCount];
 std::atomic<DlsymFn> g_real_dlsym{nullptr};
+std::atomic<DlcloseFn> g_real_dlclose{nullptr};
 
 const char* const kCudartNames[] = {"libcudart.so", "libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0",
                                     nullptr};
@@ -87,8 +89,14 @@ void* symbol_from_handle_named(const char* libname, const char* sym) {
   void* h = dlopen(libname, RTLD_NOLOAD | RTLD_LAZY);
   if (!h) return nullptr;
   void* p = real_dlsym()(h, sym);
-  dlclose(h);
+  if (DlcloseFn close = real_dlclose()) close(h);  // not our exported dlclose
   return p;
+}
+
+void* lookup_real(const void* ctx) {
+  const HookInfo& info = *static_cast<const HookInfo*>(ctx);
+  void* p = lookup_library_symbol(info.library, info.name);
+  return p && !address_in_self(reinterpret_cast<uint64_t>(p)) ? p : nullptr;
 }
 
 }  // namespace
@@ -139,20 +147,36 @@ void* lookup_library_symbol(Library lib, const char* sym) {
   return nullptr;
 }
 
-void* real_function(HookId id) {
-  void* p = g_real[int(id)].load(std::memory_order_acquire);
-  if (p) return p;
-  const HookInfo& info = kHooks[int(id)];
-  p = lookup_library_symbol(info.library, info.name);
-  if (!p || p == info.wrapper) return nullptr;
-  return adopt_real_function(id, p);
+DlcloseFn real_dlclose() {
+  DlcloseFn f = g_real_dlclose.load(std::memory_order_acquire);
+  if (f) return f;
+  DlsymFn dls = real_dlsym();
+  f = dls ? reinterpret_cast<DlcloseFn>(dls(RTLD_NEXT, "dlclose")) : nullptr;
+  g_real_dlclose.store(f, std::memory_order_release);
+  return f;
 }
 
+void* real_function(HookId id) { return cached_symbol(g_real[int(id)], lookup_real, &kHooks[int(id)]); }
+
 void* adopt_real_function(HookId id, void* addr) {
-  if (!addr || addr == kHooks[int(id)].wrapper) return g_real[int(id)].load(std::memory_order_acquire);
-  void* expected = nullptr;
-  if (g_real[int(id)].compare_exchange_strong(expected, addr, std::memory_order_acq_rel)) return addr;
-  return expected;
+  if (addr && address_in_self(reinterpret_cast<uint64_t>(addr))) addr = nullptr;
+  return adopt_symbol(g_real[int(id)], addr);
+}
+
+namespace {
+struct HelperQuery {
+  Library lib;
+  const char* name;
+};
+void* lookup_helper(const void* ctx) {
+  const auto* q = static_cast<const HelperQuery*>(ctx);
+  return lookup_library_symbol(q->lib, q->name);
+}
+}  // namespace
+
+void* helper_function(SymbolSlot& slot, Library lib, const char* name) {
+  const HelperQuery q{lib, name};
+  return cached_symbol(slot, lookup_helper, &q);
 }
 
 }  // namespace gpumemrec

@@ -11,7 +11,7 @@
 
 namespace gpumemrec {
 
-constexpr size_t kDumpArenaBytes = 32u << 20;
+constexpr size_t kDumpArenaBytes = 8u << 20;
 
 bool dump_memory_init(size_t bytes);         // from dumper_init
 void* dump_memory_alloc(size_t bytes);       // nullptr when not in a dump or the arena is spent

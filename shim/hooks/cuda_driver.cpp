@@ -1,10 +1,11 @@
 // CUDA driver wrappers (libcuda.so.1), including the entry-point look-up
 // (cuGetProcAddress) that NVIDIA's static runtime, CuPy and PyTorch use.
 //
-// hook_helpers.h comes before cuda.h: cuda.h #defines cuGetProcAddress as
+// wrap.h comes before cuda.h: cuda.h #defines cuGetProcAddress as
 // cuGetProcAddress_v2, which would rename our HookId enumerators.
 #include "shim/hooks/wrap.h"
 #include "shim/hooks/proc_address.h"
+#include "shim/hooks/wrappers.h"
 
 #include <cuda.h>
 
@@ -22,138 +23,102 @@ CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr* dptr, size_t bytesize, CUmemo
 
 namespace {
 
-std::atomic<void*> g_ctx_get_device{nullptr};
+SymbolSlot g_ctx_get_device;
 
-int current_device() {
-  auto fn = helper<CUresult (*)(CUdevice*)>(g_ctx_get_device, Library::CUDA, "cuCtxGetDevice");
-  CUdevice d = 0;
-  if (!fn || fn(&d) != CUDA_SUCCESS) return kUnknownDevice;
-  return int(d);
-}
+struct Drv {
+  using Result = CUresult;
+  static constexpr Result kNotInitialized = CUDA_ERROR_NOT_INITIALIZED;
+  static constexpr int kOom = CUDA_ERROR_OUT_OF_MEMORY;
+  static int current_device() {
+    auto fn = helper<CUresult (*)(CUdevice*)>(g_ctx_get_device, Library::CUDA, "cuCtxGetDevice");
+    CUdevice d = 0;
+    if (!fn || fn(&d) != CUDA_SUCCESS) return kUnknownDevice;
+    return int(d);
+  }
+  // The driver keeps no last-error state: the code is the whole answer.
+  static Result refuse() { return CUDA_ERROR_OUT_OF_MEMORY; }
+};
 
-inline uint64_t u64(const void* p) { return reinterpret_cast<uint64_t>(p); }
-
-CUresult refuse_like_driver() { return CUDA_ERROR_OUT_OF_MEMORY; }
-
-template <typename Fn, typename... Args>
-CUresult alloc_common(HookId id, MemoryType type, uint64_t size, uint64_t stream, CUdeviceptr* out, Args... args) {
-  auto fn = real<Fn>(id);
-  if (!fn) return CUDA_ERROR_NOT_INITIALIZED;
-  HookScope scope;
-  if (!scope.record()) return fn(out, args...);
-  return run_alloc<CUresult>(
-      id, type, current_device(), size, stream, [&] { return fn(out, args...); },
-      [&] { return Held{out ? uint64_t(*out) : 0, size}; }, refuse_like_driver);
-}
-
-template <typename Fn, typename... Args>
-CUresult free_common(HookId id, CUdeviceptr ptr, uint64_t stream, Args... args) {
-  auto fn = real<Fn>(id);
-  if (!fn) return CUDA_ERROR_NOT_INITIALIZED;
-  HookScope scope;
-  if (!scope.record()) return fn(ptr, args...);
-  return run_free<CUresult>(id, MemoryType::kDevice, uint64_t(ptr), stream, [&] { return fn(ptr, args...); });
-}
+constexpr auto kDevice = MemoryType::kDevice;
 
 }  // namespace
 
 GM_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
-  return alloc_common<decltype(&cuMemAlloc_v2)>(HookId::cuMemAlloc_v2, MemoryType::kDevice, bytesize, 0, dptr,
-                                                bytesize);
+  return wrap_simple_alloc<Drv, decltype(&cuMemAlloc_v2)>(HookId::cuMemAlloc_v2, kDevice, bytesize, 0, dptr, bytesize);
 }
 
 GM_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr* dptr, size_t* pPitch, size_t WidthInBytes, size_t Height,
                                       unsigned int ElementSizeBytes) {
-  auto fn = real<decltype(&cuMemAllocPitch_v2)>(HookId::cuMemAllocPitch_v2);
-  if (!fn) return CUDA_ERROR_NOT_INITIALIZED;
-  HookScope scope;
-  if (!scope.record()) return fn(dptr, pPitch, WidthInBytes, Height, ElementSizeBytes);
+  using Fn = decltype(&cuMemAllocPitch_v2);
   const uint64_t asked = uint64_t(WidthInBytes) * Height;
-  return run_alloc<CUresult>(
-      HookId::cuMemAllocPitch_v2, MemoryType::kDevice, current_device(), asked, 0,
-      [&] { return fn(dptr, pPitch, WidthInBytes, Height, ElementSizeBytes); },
-      [&] { return Held{dptr ? uint64_t(*dptr) : 0, pPitch ? uint64_t(*pPitch) * Height : asked}; },
-      refuse_like_driver);
+  return wrap_alloc<Drv, Fn>(
+      HookId::cuMemAllocPitch_v2, kDevice, kAskDevice, asked, 0,
+      [&](Fn fn) { return fn(dptr, pPitch, WidthInBytes, Height, ElementSizeBytes); },
+      [&] { return Held{dptr ? as_u64(*dptr) : 0, pPitch ? uint64_t(*pPitch) * Height : asked}; });
 }
 
 GM_EXPORT CUresult cuMemAllocManaged(CUdeviceptr* dptr, size_t bytesize, unsigned int flags) {
-  return alloc_common<decltype(&cuMemAllocManaged)>(HookId::cuMemAllocManaged, MemoryType::kManaged, bytesize, 0,
-                                                    dptr, bytesize, flags);
+  return wrap_simple_alloc<Drv, decltype(&cuMemAllocManaged)>(HookId::cuMemAllocManaged, MemoryType::kManaged,
+                                                              bytesize, 0, dptr, bytesize, flags);
 }
 
 GM_EXPORT CUresult cuMemAllocAsync(CUdeviceptr* dptr, size_t bytesize, CUstream hStream) {
-  return alloc_common<decltype(&cuMemAllocAsync)>(HookId::cuMemAllocAsync, MemoryType::kDevice, bytesize,
-                                                  u64(hStream), dptr, bytesize, hStream);
+  return wrap_simple_alloc<Drv, decltype(&cuMemAllocAsync)>(HookId::cuMemAllocAsync, kDevice, bytesize,
+                                                            as_u64(hStream), dptr, bytesize, hStream);
 }
 
 GM_EXPORT CUresult cuMemAllocAsync_ptsz(CUdeviceptr* dptr, size_t bytesize, CUstream hStream) {
-  return alloc_common<decltype(&cuMemAllocAsync_ptsz)>(HookId::cuMemAllocAsync_ptsz, MemoryType::kDevice, bytesize,
-                                                       u64(hStream), dptr, bytesize, hStream);
+  return wrap_simple_alloc<Drv, decltype(&cuMemAllocAsync_ptsz)>(HookId::cuMemAllocAsync_ptsz, kDevice, bytesize,
+                                                                 as_u64(hStream), dptr, bytesize, hStream);
 }
 
 GM_EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr* dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream) {
-  return alloc_common<decltype(&cuMemAllocFromPoolAsync)>(HookId::cuMemAllocFromPoolAsync, MemoryType::kDevice,
-                                                          bytesize, u64(hStream), dptr, bytesize, pool, hStream);
+  return wrap_simple_alloc<Drv, decltype(&cuMemAllocFromPoolAsync)>(
+      HookId::cuMemAllocFromPoolAsync, kDevice, bytesize, as_u64(hStream), dptr, bytesize, pool, hStream);
 }
 
 GM_EXPORT CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr* dptr, size_t bytesize, CUmemoryPool pool,
                                                 CUstream hStream) {
-  return alloc_common<decltype(&cuMemAllocFromPoolAsync_ptsz)>(
-      HookId::cuMemAllocFromPoolAsync_ptsz, MemoryType::kDevice, bytesize, u64(hStream), dptr, bytesize, pool, hStream);
+  return wrap_simple_alloc<Drv, decltype(&cuMemAllocFromPoolAsync_ptsz)>(
+      HookId::cuMemAllocFromPoolAsync_ptsz, kDevice, bytesize, as_u64(hStream), dptr, bytesize, pool, hStream);
 }
 
 GM_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr) {
-  return free_common<decltype(&cuMemFree_v2)>(HookId::cuMemFree_v2, dptr, 0);
+  return wrap_free<Drv, decltype(&cuMemFree_v2)>(HookId::cuMemFree_v2, kDevice, dptr, 0);
 }
 
 GM_EXPORT CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream) {
-  return free_common<decltype(&cuMemFreeAsync)>(HookId::cuMemFreeAsync, dptr, u64(hStream), hStream);
+  return wrap_free<Drv, decltype(&cuMemFreeAsync)>(HookId::cuMemFreeAsync, kDevice, dptr, as_u64(hStream), hStream);
 }
 
 GM_EXPORT CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream) {
-  return free_common<decltype(&cuMemFreeAsync_ptsz)>(HookId::cuMemFreeAsync_ptsz, dptr, u64(hStream), hStream);
+  return wrap_free<Drv, decltype(&cuMemFreeAsync_ptsz)>(HookId::cuMemFreeAsync_ptsz, kDevice, dptr, as_u64(hStream),
+                                                        hStream);
 }
 
 // --- Virtual memory management: physical memory lives with the handle.
 
 GM_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, size_t size, const CUmemAllocationProp* prop,
                                unsigned long long flags) {
-  auto fn = real<decltype(&cuMemCreate)>(HookId::cuMemCreate);
-  if (!fn) return CUDA_ERROR_NOT_INITIALIZED;
-  HookScope scope;
-  if (!scope.record()) return fn(handle, size, prop, flags);
-  int device = prop && prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE ? prop->location.id : current_device();
-  return run_alloc<CUresult>(
-      HookId::cuMemCreate, MemoryType::kPhysical, device, size, 0, [&] { return fn(handle, size, prop, flags); },
-      [&] { return Held{handle ? uint64_t(*handle) : 0, size}; }, refuse_like_driver);
+  using Fn = decltype(&cuMemCreate);
+  const int device = prop && prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE ? prop->location.id : kAskDevice;
+  return wrap_alloc<Drv, Fn>(
+      HookId::cuMemCreate, MemoryType::kPhysical, device, size, 0, [&](Fn fn) { return fn(handle, size, prop, flags); },
+      [&] { return Held{handle ? as_u64(*handle) : 0, size}; });
 }
 
 GM_EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle handle) {
-  auto fn = real<decltype(&cuMemRelease)>(HookId::cuMemRelease);
-  if (!fn) return CUDA_ERROR_NOT_INITIALIZED;
-  HookScope scope;
-  if (!scope.record()) return fn(handle);
-  return run_free<CUresult>(HookId::cuMemRelease, MemoryType::kPhysical, uint64_t(handle), 0,
-                            [&] { return fn(handle); });
+  return wrap_free<Drv, decltype(&cuMemRelease)>(HookId::cuMemRelease, MemoryType::kPhysical, handle, 0);
 }
 
 GM_EXPORT CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle,
                             unsigned long long flags) {
-  auto fn = real<decltype(&cuMemMap)>(HookId::cuMemMap);
-  if (!fn) return CUDA_ERROR_NOT_INITIALIZED;
-  HookScope scope;
-  if (!scope.record()) return fn(ptr, size, offset, handle, flags);
-  return run_mapping<CUresult>(HookId::cuMemMap, true, device_of_handle(uint64_t(handle)), uint64_t(ptr), size,
-                               [&] { return fn(ptr, size, offset, handle, flags); });
+  return wrap_mapping<Drv, decltype(&cuMemMap)>(HookId::cuMemMap, true, as_u64(handle), ptr, size, offset, handle,
+                                                flags);
 }
 
 GM_EXPORT CUresult cuMemUnmap(CUdeviceptr ptr, size_t size) {
-  auto fn = real<decltype(&cuMemUnmap)>(HookId::cuMemUnmap);
-  if (!fn) return CUDA_ERROR_NOT_INITIALIZED;
-  HookScope scope;
-  if (!scope.record()) return fn(ptr, size);
-  return run_mapping<CUresult>(HookId::cuMemUnmap, false, kUnknownDevice, uint64_t(ptr), size,
-                               [&] { return fn(ptr, size); });
+  return wrap_mapping<Drv, decltype(&cuMemUnmap)>(HookId::cuMemUnmap, false, 0, ptr, size);
 }
 
 // --- Entry-point look-up: hand out our wrapper for exactly the ABIs we wrap.
@@ -174,3 +139,7 @@ GM_EXPORT CUresult cuGetProcAddress(const char* symbol, void** pfn, int cudaVers
   if (rc == CUDA_SUCCESS && pfn && *pfn) *pfn = swap_driver_proc(symbol, *pfn, cudaVersion, uint64_t(flags));
   return rc;
 }
+
+namespace gpumemrec {
+void* const kCudaWrappers[kCudaHookCount] = {GPUMEMREC_HOOKS_CUDA(GPUMEMREC_WRAPPER_ADDRESS)};
+}  // namespace gpumemrec

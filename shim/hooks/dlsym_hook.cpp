@@ -3,6 +3,7 @@
 
 #include "shim/base/hook_table.h"
 #include "shim/hooks/proc_address.h"
+#include "shim/hooks/wrappers.h"
 
 extern "C" {
 
@@ -41,7 +42,7 @@ gpumemrec_dlsym_default_fixup(const char* name, void** out) {
   gpumemrec::DlsymFn real = gpumemrec::real_dlsym();
   if (!real) return 0;
   void* global = real(RTLD_DEFAULT, name);  // from here: the global scope, where a preload sits
-  void* wrapper = gpumemrec::hook_info(id).wrapper;
+  void* wrapper = gpumemrec::wrapper_of(id);
   if (global != wrapper) return 0;
   if (gpumemrec::real_function(id)) {
     *out = wrapper;

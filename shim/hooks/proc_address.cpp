@@ -4,6 +4,7 @@
 
 #include "shim/base/hook_table.h"
 #include "shim/base/log.h"
+#include "shim/hooks/wrappers.h"
 #include "shim/record/recorder.h"
 
 namespace gpumemrec {
@@ -53,7 +54,7 @@ void* swap_dlsym_result(const char* name, void* addr) {
   if (!find_hook(name, &id)) return addr;
   if (!recorder_enabled()) return addr;
   void* known = adopt_real_function(id, addr);
-  return known == addr ? hook_info(id).wrapper : addr;
+  return known == addr ? wrapper_of(id) : addr;
 }
 
 void* swap_driver_proc(const char* symbol, void* addr, int version, uint64_t flags) {
@@ -63,19 +64,18 @@ void* swap_driver_proc(const char* symbol, void* addr, int version, uint64_t fla
   for (int i = 0; i < kHookCount; ++i) {
     const HookInfo& h = hook_info(HookId(i));
     if (h.library != Library::CUDA || !is_variant_of(h.name, symbol)) continue;
-    if (real_function(HookId(i)) == addr) return h.wrapper;
+    if (real_function(HookId(i)) == addr) return wrapper_of(HookId(i));
   }
   // 2. An internal address for an ABI we know.
   if (version > kNewestKnownVersion) return addr;
   for (const auto& k : kKnownAbis) {
     if (std::strcmp(k.symbol, symbol) != 0 || version < k.min_version) continue;
     HookId id = (flags & kPerThreadFlag) ? k.per_thread : k.legacy;
-    if (std::strcmp(symbol, "cuGetProcAddress") == 0 && version < 12000) return addr;
     void* real_addr = adopt_real_function(id, addr);
     if (!real_addr) return addr;
     GM_DEBUG("cuGetProcAddress({}, {}, {}) returned a non-exported entry point; wrapping it as {}", symbol, version,
              flags, hook_name(id));
-    return hook_info(id).wrapper;
+    return wrapper_of(id);
   }
   return addr;
 }
@@ -86,7 +86,7 @@ void* swap_hip_proc(const char* symbol, void* addr) {
   HookId id;
   if (!find_hook(symbol, &id) || hook_info(id).library != Library::HIP) return addr;
   void* known = adopt_real_function(id, addr);
-  return known == addr ? hook_info(id).wrapper : addr;
+  return known == addr ? wrapper_of(id) : addr;
 }
 
 }  // namespace gpumemrec

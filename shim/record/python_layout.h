@@ -1,5 +1,5 @@
 // CPython interpreter structures as the Python-stack capture reads them
-// (x86-64 / aarch64 LP64 layouts, default (GIL) builds).
+// (x86-64 layouts, the only processor gpumemrec builds for; default (GIL) builds).
 //
 // The offsets were taken with offsetof() from each version's own headers
 // (include/python3.X/ and include/python3.X/internal/, Py_BUILD_CORE) and are

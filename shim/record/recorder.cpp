@@ -69,8 +69,9 @@ void do_init() {
   r->ring.init(ring_mem, cfg.ring_events);
   for (auto& d : r->device_live) d.store(0, std::memory_order_relaxed);
   r->start_ns = realtime_ns();
-  r->stacks_enabled = r->stacks.init(kMaxStacks, kStackArenaBytes);
-  if (!r->stacks_enabled) GM_WARN("cannot reserve memory for stacks; events will carry no stacks");
+  // Stacks: nothing is mapped until the first stack is interned, and nothing
+  // at all when both kinds of stacks are off (docs/performance.md, memory).
+  r->stacks_enabled = (cfg.stack_depth > 0 || cfg.python_stacks) && r->stacks.init(kMaxStacks, kStackArenaBytes);
   g_recorder = r;
   g_init_state.store(kReady, std::memory_order_release);
 }
@@ -144,17 +145,24 @@ void recorder_atfork_prepare() {
   if (!g_recorder) return;
   g_recorder->live.lock_all();
   g_recorder->handles.lock_all();
+  g_recorder->mappings.lock_all();
 }
 void recorder_atfork_parent() {
   if (!g_recorder) return;
+  g_recorder->mappings.unlock_all();
   g_recorder->handles.unlock_all();
   g_recorder->live.unlock_all();
 }
 void recorder_atfork_child() {
   t_tid = 0;  // the child's only thread has a new id
   if (!g_recorder) return;
+  g_recorder->mappings.unlock_all();
   g_recorder->handles.unlock_all();
   g_recorder->live.unlock_all();
+  // A slot another thread was publishing at the fork would stay busy for
+  // ever in the child (that thread does not exist here): a new fork epoch
+  // lets the child's next writer on it take it over (ring.h).
+  g_recorder->ring.after_fork_in_child();
   stack_capture_after_fork();
 }
 bool recorder_enabled() { return ensure_init() != nullptr; }
@@ -169,28 +177,51 @@ uint32_t current_tid() {
 
 uint32_t capture_stack_id(Recorder* r) {
   if (!r->stacks_enabled) return 0;
-  uint64_t frames[256 + kMaxPythonFrames + 1];
+  // capture_native_stack writes at most kMaxStackDepth frames (the config
+  // never asks for more), capture_python_frames at most kMaxPythonFrames + 1.
+  uint64_t frames[kMaxStackDepth + kMaxPythonFrames + 1];
+  static_assert(sizeof frames <= 8 * 1024, "stack buffers live on the program's stack, inside its GPU call");
   uint32_t n = capture_native_stack(frames, r->cfg.stack_depth);
   n += capture_python_frames(frames + n, kMaxPythonFrames + 1);
   return r->stacks.intern(frames, n);
 }
 
-DumpReason admit(HookId api, int device, uint64_t size) {
+Admission admit(HookId, int device, uint64_t size) {
+  Admission a;
   Recorder* r = g_recorder;
-  if (!r) return DumpReason::kNone;
+  if (!r) return a;
   if (r->cfg.fail_after != 0) {
     uint64_t n = r->alloc_calls.fetch_add(1, std::memory_order_relaxed) + 1;
-    if (n == r->cfg.fail_after) return DumpReason::kFailAfter;
+    if (n == r->cfg.fail_after) {
+      a.refused = DumpReason::kFailAfter;
+      return a;
+    }
   }
-  if (r->cfg.has_limit && device >= 0 && device < kMaxDevices) {
-    uint64_t limit = r->cfg.limit_bytes[device];
-    if (limit != 0 && current_live(r, device) + size > limit) return DumpReason::kLimit;
+  if (r->cfg.has_limit && device >= 0 && device < kMaxDevices && r->cfg.limit_bytes[device] != 0) {
+    // Check and reserve in one step: two threads can never both see room
+    // that only one of them fits in.
+    const uint64_t limit = r->cfg.limit_bytes[device];
+    std::atomic<int64_t>& live = r->device_live[device];
+    int64_t cur = live.load(std::memory_order_relaxed);
+    do {
+      const uint64_t held = cur < 0 ? 0 : uint64_t(cur);
+      if (size > limit || held > limit - size) {
+        a.refused = DumpReason::kLimit;
+        return a;
+      }
+    } while (!live.compare_exchange_weak(cur, cur + int64_t(size), std::memory_order_relaxed));
+    a.reserved = size;
   }
-  return DumpReason::kNone;
+  return a;
+}
+
+uint64_t device_live_bytes(int device) {
+  Recorder* r = g_recorder;
+  return r ? current_live(r, device) : 0;
 }
 
 void record_alloc(HookId api, int device, uint64_t address, uint64_t size, uint64_t stream, MemoryType type,
-                  uint64_t t0_ns, int result) {
+                  uint64_t t0_ns, int result, uint64_t reserved) {
   Recorder* r = g_recorder;
   uint64_t t1 = realtime_ns();
   uint32_t stack = capture_stack_id(r);
@@ -201,16 +232,17 @@ void record_alloc(HookId api, int device, uint64_t address, uint64_t size, uint6
   if (address != 0) {  // cudaMalloc(p, 0) succeeds with NULL: nothing is held
     LiveTable& table = type == MemoryType::kPhysical ? r->handles : r->live;
     if (!table.insert(le)) GM_WARN("live table out of memory; allocation at {:#x} is not tracked", address);
-    e.live_after = add_live(r, device, int64_t(size));
+    e.live_after = add_live(r, device, int64_t(size) - int64_t(reserved));
   } else {
-    e.live_after = current_live(r, device);
+    e.live_after = reserved ? add_live(r, device, -int64_t(reserved)) : current_live(r, device);
   }
   r->ring.publish(e);
 }
 
 bool record_alloc_failure(HookId api, int device, uint64_t size, uint64_t stream, MemoryType type, uint64_t t0_ns,
-                          int result, bool oom, DumpReason reason, FailureInfo* failure) {
+                          int result, bool oom, DumpReason reason, FailureInfo* failure, uint64_t reserved) {
   Recorder* r = g_recorder;
+  if (reserved) add_live(r, device, -int64_t(reserved));  // the reservation was not used
   uint64_t t1 = realtime_ns();
   uint32_t stack = capture_stack_id(r);
   Event e;
@@ -267,12 +299,36 @@ void end_free(HookId api, const PendingFree& pending, uint64_t key, int device_h
   r->ring.publish(e);
 }
 
-void record_mapping(HookId api, bool map, int device, uint64_t address, uint64_t size, uint64_t t0_ns, int result) {
+PendingUnmap begin_unmap(uint64_t address) {
+  PendingUnmap p;
+  Recorder* r = g_recorder;
+  if (address != 0 && r->mappings.remove(address, &p.entry)) {
+    p.known = true;
+    p.device = p.entry.device;
+  }
+  return p;
+}
+
+void record_mapping(HookId api, bool map, int device, uint64_t address, uint64_t size, uint64_t t0_ns, int result,
+                    const PendingUnmap& pending) {
   Recorder* r = g_recorder;
   uint64_t t1 = realtime_ns();
   uint32_t stack = capture_stack_id(r);
   Event e;
   e.seq = r->ring.claim();
+  if (map && result == 0 && address != 0) {
+    LiveEntry m;
+    m.key = address;
+    m.size = size;
+    m.time_ns = t1;
+    m.seq = e.seq;
+    m.device = int16_t(device);
+    m.api = uint8_t(api);
+    m.memory_type = uint8_t(MemoryType::kMapping);
+    r->mappings.insert(m);
+  } else if (!map && result != 0 && pending.known) {
+    r->mappings.insert(pending.entry);  // the driver refused: still mapped
+  }
   fill(e, api, map ? EventKind::kMap : EventKind::kUnmap, MemoryType::kMapping, device, address, size, 0, t0_ns, t1,
        result, stack);
   e.live_after = current_live(r, device);

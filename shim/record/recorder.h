@@ -1,15 +1,16 @@
 // The recorder: global state (ring, live tables, stack table, per-device
 // counters) and the calls every hook makes around the real function.
 //
-// A wrapper looks like this (see hooks_cuda_runtime.cpp):
+// A wrapper looks like this (see shim/hooks/wrap.h):
 //
 //   HookScope scope;                        // re-entrancy guard
 //   if (!scope.record()) return real(...);  // nested call or recorder off
 //   int dev = ...;                          // current device, before the call
-//   if (DumpReason why = admit(id, dev, size)) return <refuse as OOM>;
+//   Admission a = admit(id, dev, size);     // LIMIT / FAIL_AFTER; reserves bytes
+//   if (a.refused != kNone) return <refuse as OOM>;
 //   uint64_t t0 = realtime_ns();
 //   rc = real(...);
-//   record_alloc(...) or record_alloc_failure(...)
+//   record_alloc(..., a.reserved) or record_alloc_failure(..., a.reserved)
 //
 // Only the outermost hooked call on a thread records: cudaMalloc in the shared
 // runtime calls cuMemAlloc_v2 through a pointer that is also our wrapper, and
@@ -34,6 +35,7 @@ struct Recorder {
   Ring ring;
   LiveTable live;     // device / managed allocations by address
   LiveTable handles;  // VMM physical allocations by handle
+  LiveTable mappings; // VMM mappings by address (device and size for the unmap)
   StackTable stacks;
   // Live bytes per device; index kMaxDevices collects unknown devices.
   std::atomic<int64_t> device_live[kMaxDevices + 1];
@@ -66,14 +68,25 @@ class HookScope {
 uint32_t current_tid();
 
 // Checks GPUMEMREC_LIMIT and GPUMEMREC_FAIL_AFTER before an allocation.
-DumpReason admit(HookId api, int device, uint64_t size);
+// Under a limit the bytes are reserved at once (compare-and-swap on the
+// device's live counter), so concurrent allocations can never together
+// exceed it; the reservation is settled by record_alloc (kept, adjusted to
+// the bytes really held) or record_alloc_failure (released).
+struct Admission {
+  DumpReason refused = DumpReason::kNone;
+  uint64_t reserved = 0;  // bytes already added to the device's live counter
+};
+Admission admit(HookId api, int device, uint64_t size);
 
 void record_alloc(HookId api, int device, uint64_t address, uint64_t size, uint64_t stream, MemoryType type,
-                  uint64_t t0_ns, int result);
+                  uint64_t t0_ns, int result, uint64_t reserved = 0);
 // A failed allocation. For an out-of-memory failure (`oom`) fills *failure
 // and returns true: the wrapper then hands it to the dumper.
 bool record_alloc_failure(HookId api, int device, uint64_t size, uint64_t stream, MemoryType type, uint64_t t0_ns,
-                          int result, bool oom, DumpReason reason, FailureInfo* failure);
+                          int result, bool oom, DumpReason reason, FailureInfo* failure, uint64_t reserved = 0);
+
+// Live bytes of a device as the recorder counts them (reservations included).
+uint64_t device_live_bytes(int device);
 
 // Frees: the entry leaves the live table BEFORE the real free, so the driver
 // cannot hand the same address to another thread while we still list it.
@@ -90,7 +103,17 @@ void end_free(HookId api, const PendingFree& pending, uint64_t key, int device_h
               uint64_t t0_ns, int result);
 
 // cuMemMap / cuMemUnmap: recorded as events, not counted (the handle is).
-void record_mapping(HookId api, bool map, int device, uint64_t address, uint64_t size, uint64_t t0_ns, int result);
+// A successful map remembers (address -> device, size); the unmap takes it
+// out before the real call (begin_unmap) so its event carries the device and
+// the device's live bytes, like every other event.
+struct PendingUnmap {
+  bool known = false;
+  int device = -1;
+  LiveEntry entry;
+};
+PendingUnmap begin_unmap(uint64_t address);
+void record_mapping(HookId api, bool map, int device, uint64_t address, uint64_t size, uint64_t t0_ns, int result,
+                    const PendingUnmap& pending = PendingUnmap{});
 
 // The device of a VMM handle (cuMemMap), from the handle table.
 int device_of_handle(uint64_t handle);

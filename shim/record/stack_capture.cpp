@@ -2,11 +2,12 @@
 
 #include <dlfcn.h>
 #include <execinfo.h>
-#include <link.h>
 
 #include <atomic>
 
+#include "common/config.h"
 #include "shim/base/hook_table.h"
+#include "shim/base/self_module.h"
 
 namespace gpumemrec {
 
@@ -15,31 +16,6 @@ namespace {
 using BacktraceFn = int (*)(void**, int);
 std::atomic<BacktraceFn> g_backtrace{nullptr};
 const char* g_backend = "none";
-uint64_t g_shim_start = 0, g_shim_end = 0;
-
-int find_self(struct dl_phdr_info* info, size_t, void* data) {
-  auto self = reinterpret_cast<uint64_t>(data);
-  for (int i = 0; i < info->dlpi_phnum; ++i) {
-    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
-    if (ph.p_type != PT_LOAD) continue;
-    uint64_t start = info->dlpi_addr + ph.p_vaddr, end = start + ph.p_memsz;
-    if (self >= start && self < end) {
-      // The whole object: from its lowest to its highest loadable segment.
-      uint64_t lo = UINT64_MAX, hi = 0;
-      for (int j = 0; j < info->dlpi_phnum; ++j) {
-        const ElfW(Phdr)& q = info->dlpi_phdr[j];
-        if (q.p_type != PT_LOAD) continue;
-        uint64_t s = info->dlpi_addr + q.p_vaddr;
-        if (s < lo) lo = s;
-        if (s + q.p_memsz > hi) hi = s + q.p_memsz;
-      }
-      g_shim_start = lo;
-      g_shim_end = hi;
-      return 1;
-    }
-  }
-  return 0;
-}
 
 int glibc_backtrace(void** buf, int n) { return backtrace(buf, n); }
 
@@ -47,7 +23,7 @@ int glibc_backtrace(void** buf, int n) { return backtrace(buf, n); }
 
 void stack_capture_init() {
   if (g_backtrace.load()) return;
-  dl_iterate_phdr(find_self, reinterpret_cast<void*>(&stack_capture_init));
+  self_module_init();
   BacktraceFn fn = nullptr;
 #if defined(__SANITIZE_THREAD__)
   // Under ThreadSanitizer libunwind's per-thread cache destructor runs after
@@ -80,18 +56,17 @@ void stack_capture_after_fork() {
   g_backend = "glibc backtrace";
 }
 
-bool address_in_shim(uint64_t ip) { return ip >= g_shim_start && ip < g_shim_end; }
-
 uint32_t capture_native_stack(uint64_t* out, int depth) {
   BacktraceFn fn = g_backtrace.load(std::memory_order_acquire);
   if (!fn || depth <= 0) return 0;
+  if (depth > kMaxStackDepth) depth = kMaxStackDepth;  // the caller's buffer holds kMaxStackDepth
   constexpr int kSlack = 8;  // our own frames, skipped below
-  void* buf[256 + kSlack];
+  void* buf[kMaxStackDepth + kSlack];
   int want = depth + kSlack;
   if (want > int(sizeof buf / sizeof buf[0])) want = int(sizeof buf / sizeof buf[0]);
   int n = fn(buf, want);
   int i = 0;
-  while (i < n && address_in_shim(reinterpret_cast<uint64_t>(buf[i]))) ++i;
+  while (i < n && address_in_self(reinterpret_cast<uint64_t>(buf[i]))) ++i;
   uint32_t out_n = 0;
   for (; i < n && int(out_n) < depth; ++i) out[out_n++] = reinterpret_cast<uint64_t>(buf[i]);
   return out_n;

@@ -26,7 +26,4 @@ void stack_capture_after_fork();
 // Writes at most `depth` return addresses (innermost first) to out.
 uint32_t capture_native_stack(uint64_t* out, int depth);
 
-// True if `ip` lies inside libgpumemrec.so.
-bool address_in_shim(uint64_t ip);
-
 }  // namespace gpumemrec

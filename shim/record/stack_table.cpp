@@ -17,21 +17,59 @@ void* reserve(uint64_t bytes) {
 }  // namespace
 
 bool StackTable::init(uint32_t max_stacks, uint64_t arena_bytes) {
+  if (max_stacks == 0 || arena_bytes == 0) return false;
   uint64_t slots = 1;
   while (slots < uint64_t(max_stacks) * 2) slots <<= 1;
+  index_slots_ = slots;
   index_bytes_ = slots * sizeof(std::atomic<uint32_t>);
   offsets_bytes_ = (uint64_t(max_stacks) + 1) * sizeof(std::atomic<uint64_t>);
-  index_ = static_cast<std::atomic<uint32_t>*>(reserve(index_bytes_));
-  offsets_ = static_cast<std::atomic<uint64_t>*>(reserve(offsets_bytes_));
-  // Shrink the arena until the reservation fits (RLIMIT_AS, small hosts).
-  for (uint64_t a = arena_bytes; a >= (1u << 20) && !arena_; a /= 2) {
-    arena_ = static_cast<char*>(reserve(a));
-    if (arena_) arena_bytes_ = a;
-  }
-  if (!index_ || !offsets_ || !arena_) return false;
-  index_slots_ = slots;
+  arena_bytes_ = arena_bytes < kChunkBytes * kMaxChunks ? arena_bytes : kChunkBytes * kMaxChunks;
   max_stacks_ = max_stacks;
   return true;
+}
+
+bool StackTable::map_tables() {
+  if (tables_.load(std::memory_order_acquire)) return true;
+  char* t = static_cast<char*>(reserve(index_bytes_ + offsets_bytes_));
+  if (!t) return false;
+  char* expected = nullptr;
+  if (!tables_.compare_exchange_strong(expected, t, std::memory_order_acq_rel)) munmap(t, index_bytes_ + offsets_bytes_);
+  return true;
+}
+
+char* StackTable::chunk(uint64_t c) {
+  if (c >= uint64_t(kMaxChunks)) return nullptr;
+  char* p = chunks_[c].load(std::memory_order_acquire);
+  if (p) return p;
+  p = static_cast<char*>(reserve(kChunkBytes));
+  if (!p) return nullptr;
+  char* expected = nullptr;
+  if (!chunks_[c].compare_exchange_strong(expected, p, std::memory_order_acq_rel)) {
+    munmap(p, kChunkBytes);
+    p = expected;
+  }
+  return p;
+}
+
+// Claims `bytes` of the arena inside one chunk.
+bool StackTable::append(uint64_t bytes, uint64_t* off, char** at) {
+  for (;;) {
+    uint64_t o = arena_used_.fetch_add(bytes, std::memory_order_relaxed);
+    if (o + bytes > arena_bytes_) return false;
+    if (o / kChunkBytes != (o + bytes - 1) / kChunkBytes) continue;  // would straddle: leave the tail
+    char* base = chunk(o / kChunkBytes);
+    if (!base) return false;
+    *off = o;
+    *at = base + o % kChunkBytes;
+    return true;
+  }
+}
+
+uint64_t StackTable::reserved_bytes() const {
+  uint64_t n = tables_.load(std::memory_order_acquire) ? index_bytes_ + offsets_bytes_ : 0;
+  for (const auto& c : chunks_)
+    if (c.load(std::memory_order_relaxed)) n += kChunkBytes;
+  return n;
 }
 
 StackTable::~StackTable() {
@@ -76,14 +114,20 @@ uint64_t StackTable::hash(const uint64_t* frames, uint32_t n) {
 }
 
 const StackTable::Record* StackTable::record(uint32_t id) const {
-  if (id == 0 || id > max_stacks_) return nullptr;
-  uint64_t off = offsets_[id].load(std::memory_order_acquire);
+  char* t = tables_.load(std::memory_order_acquire);
+  if (id == 0 || id > max_stacks_ || !t) return nullptr;
+  uint64_t off = offsets(t)[id].load(std::memory_order_acquire);
   if (off == 0) return nullptr;
-  return reinterpret_cast<const Record*>(arena_ + off - 1);
+  --off;
+  const char* base = chunks_[off / kChunkBytes].load(std::memory_order_acquire);
+  return base ? reinterpret_cast<const Record*>(base + off % kChunkBytes) : nullptr;
 }
 
 uint32_t StackTable::intern(const uint64_t* frames, uint32_t n) {
-  if (n == 0 || !arena_) return 0;
+  if (n == 0 || max_stacks_ == 0) return 0;
+  if (!tables_.load(std::memory_order_acquire) && !map_tables()) return kFull;
+  char* const t = tables_.load(std::memory_order_acquire);
+  std::atomic<uint32_t>* const index_ = index(t);
   const uint64_t h = hash(frames, n);
   const uint64_t mask = index_slots_ - 1;
   uint64_t i = h & mask;
@@ -97,13 +141,14 @@ uint32_t StackTable::intern(const uint64_t* frames, uint32_t n) {
         return kFull;
       }
       uint64_t bytes = (offsetof(Record, frames) + n * sizeof(uint64_t) + 7) & ~uint64_t(7);
-      uint64_t off = arena_used_.fetch_add(bytes, std::memory_order_relaxed);
-      if (off + bytes > arena_bytes_) return kFull;
-      auto* rec = reinterpret_cast<Record*>(arena_ + off);
+      uint64_t off = 0;
+      char* at = nullptr;
+      if (!append(bytes, &off, &at)) return kFull;
+      auto* rec = reinterpret_cast<Record*>(at);
       rec->hash = h;
       rec->n = n;
       std::memcpy(rec->frames, frames, n * sizeof(uint64_t));
-      offsets_[new_id].store(off + 1, std::memory_order_release);
+      offsets(t)[new_id].store(off + 1, std::memory_order_release);
       uint32_t expected = 0;
       if (index_[i].compare_exchange_strong(expected, new_id, std::memory_order_acq_rel)) return new_id;
       id = expected;  // someone else took the slot: compare with theirs

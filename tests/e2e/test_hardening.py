@@ -211,9 +211,12 @@ def fork_threads():
     if "tsan" in PRELOAD_PREFIX:
         return "skip"  # TSan does not support threads started in a child of a multi-threaded fork
     if "asan" in PRELOAD_PREFIX:
-        # Open: one forked child hung in a CI rehearsal under ASan (the
-        # sanitizer runtime's own locks, or an unwinder lock held by a parent
-        # thread at fork: not diagnosed). Runs in the normal build.
+        # Diagnosed (gdb on a hung child, 1 run in 5): the child waits for a lock
+        # of ASan's own allocator (SizeClassAllocator64, in malloc) that a
+        # parent thread held at the fork. GCC 12's libsanitizer installs no
+        # atfork handler for it; LLVM added one in 2023 (llvm/llvm-project
+        # pull request 75290, "[asan] Install pthread_atfork"). Not ours to
+        # fix: runs in the normal build (and would under a newer runtime).
         return "skip"
     r = run([hard("fork_stress"), "4", "6"], capacity=64 << 20, timeout=240,
             env_extra={"GPUMEMREC_EPISODE_MS": "200", "GPUMEMREC_MAX_DUMPS": "0", "GPUMEMREC_MAX_TOTAL_MB": "0",
@@ -362,6 +365,29 @@ def lowmem_rlimit():
     check(normalized(a.stdout) == normalized(b.stdout), "output differs:\n%s\n---\n%s" % (a.stdout, b.stdout))
     check("HOST exhausted" in b.stdout and "OOM rc=2" in b.stdout, b.stdout)
     check_complete_low_memory(b.only_bundle())
+
+
+def lowmem_address_space():
+    """Under RLIMIT_AS with room for the program's own large malloc plus a
+    margin far below what the recorder used to reserve (~330 MiB), the malloc
+    succeeds with the recorder as it does without (issue 11, item 5), with
+    stacks on (the default) and off."""
+    if SANITIZED:
+        return "skip"  # sanitizers reserve terabytes of address space
+    big = 512 << 20
+    base = run([hard("lowmem"), "big", "0"], preload=False, capacity=64 << 20)
+    check(base.rc == 0, "baseline: " + base.stderr[-500:])
+    vsz = int(re.search(r"VMSIZE_KIB=(\d+)", base.stderr).group(1)) << 10
+    cap = vsz + big + (128 << 20)
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+    argv = [hard("lowmem"), "big", str(big)]
+    a = run(argv, preload=False, capacity=64 << 20, preexec_fn=limit)
+    check(a.rc == 0 and "BIG ok" in a.stdout, "without the recorder: %s %s" % (a.stdout, a.stderr[-500:]))
+    for extra in ({}, {"GPUMEMREC_STACK_DEPTH": "0", "GPUMEMREC_PYTHON_STACKS": "0"}):
+        b = run(argv, capacity=64 << 20, preexec_fn=limit, env_extra=extra)
+        check(b.rc == 0 and a.stdout == b.stdout, "with the recorder %s:\n%s\n---\n%s\n%s" %
+              (extra, a.stdout, b.stdout, b.stderr[-800:]))
 
 
 # ---------------------------------------------------------------- 6. disk problems
@@ -558,6 +584,74 @@ def security_no_network():
     check("SOCKETS n=0" in r.stdout, "sockets open after a dump: " + r.stdout)
 
 
+
+# ---------------------------------------------------------------- 10. loader and limits (issues 9, 11)
+def reload(mode):
+    """A GPU library dlclose'd and dlopen'ed again at another address (the old
+    range blocked by a PROT_NONE placeholder): cached real-function and helper
+    addresses must not be used after their library is gone."""
+    def case():
+        argv = [hard("reload"), mode]
+        a = run(argv, preload=False)
+        b = run(argv)
+        check(a.rc == 0 and b.rc == 0, "exit codes %d / %d\n%s" % (a.rc, b.rc, b.stderr[-1500:]))
+        # moved= may differ: without the recorder, glibc's dlsym(RTLD_DEFAULT)
+        # from the program adds a dependency of the program on the library
+        # (so dlclose keeps it); with it our wrapper answers and no dependency
+        # is added. Every result code must be the same.
+        same = lambda out: re.sub(r"moved=\d ", "", out)
+        check(same(a.stdout) == same(b.stdout), "output differs:\n%s\n---\n%s" % (a.stdout, b.stdout))
+        check(b.stdout.count("moved=1") == 3 and "alloc=0 free=0" in b.stdout and "DONE" in b.stdout,
+              "the library was not reloaded elsewhere: " + b.stdout)
+        # Still recording after the reloads: the last round's out-of-memory is dumped.
+        api = "cuMemAlloc_v2" if mode == "driver" else "cudaMalloc"
+        check(b.only_bundle().metadata["api"] == api, "bundle of the OOM after the reloads")
+    return case
+
+
+def dlsym_default_preloads():
+    """dlsym(RTLD_DEFAULT, hooked name) answers as without the recorder,
+    whatever else is preloaded (ahead of or after us) and whether a CUDA
+    library is loaded or not. Where the recorder is ahead of the other
+    library and the function exists, its own wrapper may answer."""
+    from gm_e2e import FAKES
+    other = os.path.join(FAKES, "libfake_interposer.so")
+    names = hook_names()
+    for load in ([], ["--load", "libcuda.so.1"], ["--load", "libcudart.so.13"]):
+        argv = [hard("dlsym_probe")] + load + names
+        for order in ("other_first", "shim_first", "shim_only"):
+            libs = {"other_first": (other, SHIM), "shim_first": (SHIM, other), "shim_only": (SHIM,)}[order]
+            base_libs = tuple(l for l in libs if l != SHIM)
+            a = run(argv, preload=preload_env(*base_libs) if base_libs else False)
+            b = run(argv, preload=preload_env(*libs))
+            check(a.rc == 0 and b.rc == 0, "exit codes %d / %d" % (a.rc, b.rc))
+            for la, lb in zip(a.stdout.splitlines(), b.stdout.splitlines()):
+                name, obj_a = la.split(" ", 1)
+                obj_b = lb.split(" ", 1)[1]
+                ahead = order == "other_first" and obj_a == os.path.basename(other)
+                if obj_a == "null" or ahead:
+                    check(obj_a == obj_b, "%s %s: %r without the recorder, %r with it" % (order, load, la, lb))
+                else:
+                    check(obj_b in (obj_a, "libgpumemrec.so"), "%s %s: %r / %r" % (order, load, la, lb))
+            check(len(a.stdout.splitlines()) == len(b.stdout.splitlines()), "line counts differ")
+
+
+def limit_threads():
+    """GPUMEMREC_LIMIT under 8 threads allocating at once: the live total
+    (as the program counts it, never more than the recorder does) never
+    exceeds the limit."""
+    # 8 threads that each hold up to 4 chunks against a limit of 8: whether
+    # and how often they meet at the limit depends on the scheduler (the
+    # version that checked, then acted, overshot in 2 of 3 runs here); the
+    # deterministic check is unit.Admit.ManyThreadsNeverExceedTheLimit.
+    limit = 8 << 20
+    r = run([hard("limit_threads"), "8", "3000", str(1 << 20), "0"], capacity=256 << 20,
+            env_extra={"GPUMEMREC_LIMIT": str(limit), "GPUMEMREC_EPISODE_MS": "600000"})
+    check(r.rc == 0 and "DONE" in r.stdout, "rc %d\n%s\n%s" % (r.rc, r.stdout, r.stderr[-1500:]))
+    kv = dict(x.split("=") for x in r.stdout.split()[:4])
+    check(int(kv["OTHER"]) == 0, "unexpected errors: " + r.stdout)
+    check(int(kv["MAX_LIVE"]) <= limit, "live bytes %s exceeded GPUMEMREC_LIMIT=%d" % (kv["MAX_LIVE"], limit))
+
 CASES = {
     "fidelity_all": fidelity_all,
     "concurrency": concurrency, "dump_while_running": dump_while_running,
@@ -567,12 +661,15 @@ CASES = {
     "signal_program_handler_after": signal_program_handler_after, "signal_program_ignores": signal_program_ignores,
     "signal_chains_to_earlier_handler": signal_chains_to_earlier_handler, "exit_dump": exit_dump,
     "lowmem_failmalloc": lowmem_failmalloc, "lowmem_rlimit": lowmem_rlimit,
+    "lowmem_address_space": lowmem_address_space,
     "disk_missing_dir": disk_missing_dir, "disk_unwritable": disk_unwritable, "disk_full_fsize": disk_full_fsize,
     "disk_full_tmpfs": disk_full_tmpfs, "disk_symlink": disk_symlink,
     "bad_config_malformed": bad_config("malformed"), "bad_config_negative": bad_config("negative"),
     "bad_config_huge": bad_config("huge"), "bad_config_empty": bad_config("empty"),
     "security_permissions": security_permissions, "security_redaction": security_redaction,
     "security_setuid": security_setuid, "security_no_network": security_no_network,
+    "reload_driver": reload("driver"), "reload_runtime": reload("runtime"),
+    "dlsym_default_preloads": dlsym_default_preloads, "limit_threads": limit_threads,
 }
 
 if __name__ == "__main__":

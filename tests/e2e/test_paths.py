@@ -103,6 +103,13 @@ def vmm():
     check(any(e["event_type"] == "unmap" for e in b.events), "cuMemUnmap not recorded")
     check(any(e["api"] == "cuMemRelease" and e["event_type"] == "deallocation" for e in b.events),
           "cuMemRelease not recorded")
+    # Mapping events carry the device of the mapped handle and the device's
+    # live bytes: an unmap is no false drop to zero in a timeline (issue 13).
+    for e in b.events:
+        if e["event_type"] not in ("map", "unmap"):
+            continue
+        check(e["device_id"] == 0, "%s event without its device: %s" % (e["event_type"], e))
+        check(e["memory_allocated"] > 0, "%s event shows no live memory: %s" % (e["event_type"], e))
 
 
 def hip(api):

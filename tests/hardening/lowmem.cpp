@@ -6,6 +6,11 @@
 //   lowmem eat <capacity>          first malloc host memory until malloc fails
 //                                  (run under a tight RLIMIT_AS), keep it,
 //                                  then the GPU allocations as above
+//   lowmem big <bytes>             one cudaMalloc/cudaFree (the recorder then
+//                                  holds a stack), print VmSize, then
+//                                  malloc(bytes) (run under RLIMIT_AS: the
+//                                  recorder's own address space must leave
+//                                  room for what the program could have)
 // Output: OOM rc=<rc> ..., HOST_FAILURES=<n>, DONE. Exit 0.
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
@@ -15,9 +20,34 @@
 #include <cstring>
 #include <vector>
 
+namespace {
+long vm_size_kib() {
+  FILE* f = fopen("/proc/self/status", "r");
+  char line[256];
+  long kib = -1;
+  while (f && fgets(line, sizeof line, f))
+    if (!strncmp(line, "VmSize:", 7)) kib = strtol(line + 7, nullptr, 10);
+  if (f) fclose(f);
+  return kib;
+}
+
+int big_malloc(size_t bytes) {
+  void* d = nullptr;
+  int rc = int(cudaMalloc(&d, 1 << 20));
+  cudaFree(d);
+  fprintf(stderr, "VMSIZE_KIB=%ld\n", vm_size_kib());  // stderr: differs with the recorder
+  void* p = malloc(bytes);
+  printf("GPU rc=%d BIG %s\n", rc, p ? "ok" : "failed");
+  free(p);
+  printf("DONE\n");
+  return 0;
+}
+}  // namespace
+
 int main(int argc, char** argv) {
   setvbuf(stdout, nullptr, _IOLBF, 0);
   const char* mode = argc > 1 ? argv[1] : "failmalloc";
+  if (!std::strcmp(mode, "big")) return big_malloc(argc > 2 ? strtoull(argv[2], nullptr, 0) : (512u << 20));
   const size_t capacity = argc > 2 ? strtoull(argv[2], nullptr, 0) : (64u << 20);
   auto arm = reinterpret_cast<void (*)(int)>(dlsym(RTLD_DEFAULT, "failmalloc_arm"));
   auto failures = reinterpret_cast<unsigned long (*)()>(dlsym(RTLD_DEFAULT, "failmalloc_failures"));
