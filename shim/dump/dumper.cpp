@@ -17,7 +17,12 @@
 #include <string>
 #include <vector>
 
+#include "shim/dump/absolute_dir.h"
+#include "shim/dump/bundle_name.h"
 #include "shim/dump/bundle_writer.h"
+#include "shim/dump/dump_slot.h"
+#include "shim/dump/episode.h"
+#include "shim/dump/signal_guard.h"
 #include "shim/base/clock.h"
 #include "shim/dump/dump_memory.h"
 #include "shim/base/log.h"
@@ -35,9 +40,10 @@ constexpr size_t kWriteBufferBytes = 256 * 1024;
 WriteBuffer g_buffer;
 Symbolizer* g_symbolizer = nullptr;
 
-std::atomic<bool> g_dumping{false};          // one dumper at a time
-std::atomic<uint64_t> g_last_failure_mono{0};
-std::atomic<uint64_t> g_episode_failures{0};
+EpisodeClock g_episodes;
+// Failures that opened an episode while another out-of-memory bundle was
+// being written (they belong to it; said once, at exit, with the count).
+std::atomic<uint64_t> g_joined_failures{0};
 std::atomic<int> g_dump_seq{0};
 std::atomic<bool> g_dir_warned{false};
 
@@ -220,17 +226,6 @@ void prune(int dirfd, const Config& c, const std::string& keep) {
   }
 }
 
-std::string make_bundle_name(uint64_t now_ns, Backend backend, int seq) {
-  time_t t = time_t(now_ns / 1000000000ull);
-  struct tm tm;
-  gmtime_r(&t, &tm);
-  char stamp[32];
-  strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
-  char name[128];
-  std::snprintf(name, sizeof name, "oom_dump_%s_%d_%s_%d", stamp, int(getpid()), backend_name(backend), seq);
-  return name;
-}
-
 std::string describe_failure(const FailureInfo& f) {
   char buf[256];
   bool runtime_api = hook_info(f.api).library != Library::CUDA;
@@ -253,7 +248,14 @@ void dumper_init(Recorder* r) {
   }
   g_symbolizer = new (std::nothrow) Symbolizer();
   if (!dump_memory_init(kDumpArenaBytes)) GM_DEBUG("no emergency memory for the dump path");
-  (void)r;
+  // Before any thread of ours exists: a relative GPUMEMREC_DIR is fixed now,
+  // against the directory the program started in.
+  std::string why;
+  r->cfg.dir = absolute_dump_dir(r->cfg.dir, &why);
+  if (!why.empty()) {
+    DumpSignalGuard signal_guard;
+    GM_WARN("{}", why);
+  }
 }
 
 namespace {
@@ -263,8 +265,8 @@ Recorder* g_exit_recorder = nullptr;
 void exit_dump() {
   // Registered from our constructor, so it runs after the program's own
   // atexit handlers and static destructors: what is still live is a leak.
-  if (!g_exit_recorder) return;
-  for (int i = 0; i < 1000 && g_dumping.load(std::memory_order_acquire); ++i) usleep(10000);
+  if (!g_exit_recorder || dump_slot_held_by_this_thread()) return;
+  dump_slot_wait_free(10000, true);
   dump_now(g_exit_recorder, DumpReason::kExit, nullptr);
 }
 
@@ -293,8 +295,22 @@ void drop_self_from_ld_preload() {
 // At exit a bundle may still be being written by another thread (a signal
 // dump, or an out-of-memory dump in a thread the program did not join): wait
 // for it (at most 10 s) so that exit never leaves a half-written bundle.
+// When the exiting thread is the one writing (exit() from a signal handler
+// that interrupted the dump) the dump can never finish: its temporary
+// directory is removed here (syscalls only, no allocation), not waited for.
 void wait_for_dump_at_exit() {
-  for (int i = 0; i < 1000 && g_dumping.load(std::memory_order_acquire); ++i) usleep(10000);
+  if (dump_slot_held_by_this_thread()) {
+    int dirfd = -1;
+    char tmp[256];
+    if (dump_slot_tmp(&dirfd, tmp, sizeof tmp)) remove_tmp_bundle(dirfd, tmp);
+    return;
+  }
+  dump_slot_wait_free(10000, true);
+  if (const uint64_t n = g_joined_failures.load(std::memory_order_relaxed)) {
+    DumpSignalGuard signal_guard;  // stderr may be a pipe nobody reads any more
+    GM_WARN("{} out-of-memory failure(s) came while another thread was writing a bundle; they are events in "
+            "that bundle's ring only", n);
+  }
 }
 
 void dumper_start(Recorder* r) {
@@ -309,29 +325,31 @@ void dumper_start(Recorder* r) {
 void dumper_on_failure(const FailureInfo& f) {
   Recorder* r = recorder();
   if (!r) return;
-  const uint64_t now = monotonic_ns();
-  const uint64_t last = g_last_failure_mono.exchange(now, std::memory_order_acq_rel);
-  if (last != 0 && now - last < r->cfg.episode_ms * 1000000ull) {
-    // Same episode (a framework retrying after freeing its cache): the
-    // failure is in the ring as an event; the bundle already shows the state
-    // at the first failure.
-    g_episode_failures.fetch_add(1, std::memory_order_relaxed);
+  if (!g_episodes.on_failure(monotonic_ns(), r->cfg.episode_ms * 1000000ull)) {
+    // Same episode (a framework retrying after freeing its cache, other
+    // threads failing too): the failure is in the ring as an event; the
+    // bundle shows the state at the episode's first failure.
     GM_DEBUG("{} (same out-of-memory episode, no new bundle)", describe_failure(f));
     return;
   }
-  g_episode_failures.store(1, std::memory_order_relaxed);
-  if (!dump_now(r, f.reason, &f)) {
-    // dump_now explained itself (or another thread is dumping).
+  if (dump_now(r, f.reason, &f) || !dump_slot_last_try_was_busy()) return;  // written, or dump_now said why
+  // The slot is taken. By a signal or exit dump: this episode still gets its
+  // bundle after it. By another out-of-memory bundle: this failure belongs to
+  // it (counted, said once at exit).
+  if (!dump_slot_holder_is_failure() && dump_slot_wait_free(10000, true) && dump_now(r, f.reason, &f)) return;
+  if (dump_slot_last_try_was_busy()) {
+    g_joined_failures.fetch_add(1, std::memory_order_relaxed);
+    GM_DEBUG("{}; another thread is writing a bundle, this failure is an event in it", describe_failure(f));
   }
 }
 
 bool dump_now(Recorder* r, DumpReason reason, const FailureInfo* f) {
   if (!r || !g_buffer.data || !g_symbolizer) return false;
-  if (g_dumping.exchange(true, std::memory_order_acq_rel)) {
-    if (f) GM_WARN("{}; another thread is writing a bundle, this failure is recorded as an event", describe_failure(*f));
-    return false;
-  }
+  if (!dump_slot_try_acquire(reason)) return false;  // the caller decides (dump_slot_last_try_was_busy)
   const int saved_errno = errno;
+  // Writing may raise SIGXFSZ (RLIMIT_FSIZE) or SIGPIPE (stderr): never let
+  // the program see them.
+  DumpSignalGuard signal_guard;
   // From here on the shim's operator new may fall back to the emergency
   // arena when malloc fails (the host may be short of memory too).
   DumpMemoryScope memory_scope;
@@ -357,20 +375,19 @@ bool dump_now(Recorder* r, DumpReason reason, const FailureInfo* f) {
       in.reason = reason;
       in.failure = f;
       in.backend = backend;
-      in.bundle_name = make_bundle_name(now, backend, seq);
       in.created_ns = now;
       try {
         in.devices = query_devices(backend, f ? f->device : -1);
         if (backend == Backend::kCuda) in.gpu_processes = query_gpu_processes(f ? f->device : 0);
       } catch (...) {
       }
-      std::snprintf(tmp_name, sizeof tmp_name, ".tmp-%s", in.bundle_name.c_str());
       std::vector<std::string> files;
       files.reserve(16);
-      if (mkdirat(dirfd, tmp_name, 0700) != 0) {
-        why = "cannot create " + r->cfg.dir + "/" + tmp_name + ": " + std::strerror(errno);
+      if (const int err = claim_bundle_name(dirfd, now, backend, seq, &in.bundle_name, tmp_name, sizeof tmp_name)) {
+        why = "cannot create " + r->cfg.dir + "/" + tmp_name + ": " + std::strerror(err);
       } else {
         tmp_created = true;
+        dump_slot_note_tmp(dirfd, tmp_name);
         int tfd = openat(dirfd, tmp_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (tfd < 0) {
           why = std::string("cannot open ") + tmp_name + ": " + std::strerror(errno);
@@ -404,9 +421,11 @@ bool dump_now(Recorder* r, DumpReason reason, const FailureInfo* f) {
           }
           if (ok) fsync(tfd);
           close(tfd);
-          if (ok && renameat(dirfd, tmp_name, dirfd, in.bundle_name.c_str()) != 0) {
-            why = "cannot rename the bundle into place: " + std::string(std::strerror(errno));
-            ok = false;
+          if (ok) {
+            if (const int err = rename_bundle_into_place(dirfd, tmp_name, in.bundle_name.c_str())) {
+              why = "cannot rename the bundle into place: " + std::string(std::strerror(err));
+              ok = false;
+            }
           }
           if (ok) tmp_created = false;
         }
@@ -437,13 +456,13 @@ bool dump_now(Recorder* r, DumpReason reason, const FailureInfo* f) {
     raw_stderr("could not write the ", dump_reason_name(reason),
                " bundle: out of memory (nothing left behind)");
   }
+  dump_slot_release();
   if (dirfd >= 0) close(dirfd);
-  g_dumping.store(false, std::memory_order_release);
   errno = saved_errno;
   return ok;
 }
 
-bool dumper_busy() { return g_dumping.load(std::memory_order_acquire); }
+bool dumper_busy() { return dump_slot_busy(); }
 
 void dumper_atfork_prepare() {}
 void dumper_atfork_parent() {}
@@ -452,11 +471,12 @@ void dumper_atfork_child() {
   log_reset_after_fork();
   // A dump in progress in another thread of the parent does not exist here;
   // the symbolizer it was using may be half-updated: start a new one.
-  if (g_dumping.load()) {
+  if (dump_slot_busy()) {
     if (Symbolizer* fresh = new (std::nothrow) Symbolizer()) g_symbolizer = fresh;
   }
-  g_dumping.store(false);
-  g_last_failure_mono.store(0);
+  dump_slot_reset_after_fork();
+  g_episodes.reset();
+  g_joined_failures.store(0);
   g_dump_seq.store(0);
 }
 
