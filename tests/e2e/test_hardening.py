@@ -575,8 +575,10 @@ def dump_raises_no_signal_xfsz():
         b = run(argv, preexec_fn=limit, capacity=cap)
         check(b.rc == a.rc, "%s: exit code %d with the shim, %d without (SIGXFSZ is %d)\n%s" %
               (argv[0], b.rc, a.rc, signal.SIGXFSZ, b.stderr[-1500:]))
-        check(re.sub(r"max_step_us=\d+", "", normalized(a.stdout)) == re.sub(r"max_step_us=\d+", "",
-              normalized(b.stdout)), "output differs:\n%s\n---\n%s" % (a.stdout, b.stdout))
+        # caching_alloc's counts of recovered failures vary from run to run (threads)
+        vary = r"(driver_ooms|recovered|max_step_us)=\d+"
+        check(re.sub(vary, "", normalized(a.stdout)) == re.sub(vary, "", normalized(b.stdout)),
+              "output differs:\n%s\n---\n%s" % (a.stdout, b.stdout))
         no_tmp_left(b.dumpdir)
         check(not b.bundles(), "a bundle was written past RLIMIT_FSIZE?")
         check("File too large" in b.stderr, "no clear warning:\n" + b.stderr)
@@ -663,6 +665,18 @@ def episode_threads():
         first = min(e["timestamp"] for e in b.events if e["event_type"] == "oom")
         check(abs(b.metadata["timestamp"] - first) < 1e-6, "the bundle is not the first failure's (%r, first %r)" %
               (b.metadata["timestamp"], first))
+    # Every failure its own episode (GPUMEMREC_EPISODE_MS=0): failures that
+    # come while another bundle is being written are events in it, and are
+    # said once with their count, not once each (before: a warning per failure).
+    r = run([program("caching_alloc"), "8", "10"], capacity=16 * 4194304,
+            env_extra={"GPUMEMREC_EPISODE_MS": "0", "GPUMEMREC_MAX_DUMPS": "0", "GPUMEMREC_MAX_TOTAL_MB": "0"})
+    check(r.rc == 0, "caching_alloc exited %d: %s" % (r.rc, r.stderr[-800:]))
+    lines = [l for l in r.stderr.splitlines() if l.startswith("gpumemrec")]
+    bundle_lines = [l for l in lines if "bundle: " in l]
+    others = [l for l in lines if "bundle: " not in l]
+    check(len(bundle_lines) == len(r.bundles()), "%d bundle lines, %d bundles" % (len(bundle_lines), len(r.bundles())))
+    check(len(others) <= 1 and all("while another thread was writing a bundle" in l for l in others),
+          "EPISODE_MS=0: %d other lines on stderr:\n%s" % (len(others), "\n".join(others[:10])))
     # The default window: the same program, a single episode is the usual
     # outcome; whatever the timing, never more bundles than bundle lines and
     # never a per-failure warning.
@@ -683,7 +697,7 @@ def signal_burst_during_ooms():
                            "GPUMEMREC_MAX_DUMPS": "0", "GPUMEMREC_MAX_TOTAL_MB": "0", "GPUMEMREC_STACK_DEPTH": "4"})
         check(r.rc == 0 and "TOTAL errors=0" in r.stdout and "DONE" in r.stdout,
               "EPISODE_MS=%s: rc %d\n%s\n%s" % (episode, r.rc, r.stdout, r.stderr[-1500:]))
-        check("SIGNAL_BUNDLE seen=1" in r.stdout, "EPISODE_MS=%s: no signal bundle within 60 s\n%s" %
+        check("SIGNAL_BUNDLE seen=1" in r.stdout, "EPISODE_MS=%s: no signal bundle (request dropped?)\n%s" %
               (episode, r.stderr[-1500:]))
         sig = [b for b in map(Bundle, r.bundles()) if b.manifest["reason"] == "signal"]
         check(sig, "no signal bundle kept")
@@ -739,7 +753,8 @@ def relative_dir_chdir():
         b = r.only_bundle()  # in <workdir>/dumps, where the program started
         b.check_well_formed()
         cfg_dir = b.json("environment.json")["config"]["dir"]
-        check(cfg_dir == os.path.join(r.workdir, "dumps"), "%s recorded as %s" % (rel, cfg_dir))
+        check(os.path.isabs(cfg_dir) and os.path.realpath(cfg_dir) == os.path.realpath(r.dumpdir),
+              "%s recorded as %s" % (rel, cfg_dir))
     # The start directory was removed before the program started: getcwd
     # fails; one warning, the program unchanged.
     r0 = run(["true"], preload=False)

@@ -1,13 +1,15 @@
 // oom_signal_burst: threads that keep running out of device memory while
 // the program receives a burst of dump signals.
 //
-//   oom_signal_burst [threads=8] [signals=100] [signal=SIGUSR2]
+//   oom_signal_burst [threads=8] [signals=100] [after=2000] [signal=SIGUSR2]
 //
 // Each worker allocates 1 MiB blocks until cudaMalloc fails, frees them all,
 // and starts again, until told to stop. Once every worker has seen an
 // out-of-memory result, the main thread sends the process `signals` signals
-// back to back, then lets the workers go on failing until a bundle with
-// reason "signal" appears in $GPUMEMREC_DIR (at most 60 s), and stops them.
+// back to back, lets the workers fail `after` more times in all (the
+// signal dumps must be served meanwhile, not dropped), stops them, and then
+// waits up to 30 s for a bundle with reason "signal" in $GPUMEMREC_DIR (a
+// request still pending is written then; a dropped one never is).
 // Output: BURST sent=<n>, SIGNAL_BUNDLE seen=<0|1>, TOTAL ooms_ok=<0|1>
 // errors=<n>, DONE. Exit 0 unless a call returned an unexpected error.
 #include <cuda_runtime_api.h>
@@ -28,6 +30,7 @@ namespace {
 std::atomic<bool> g_stop{false};
 std::atomic<int> g_errors{0};
 std::atomic<int> g_workers_failed{0};
+std::atomic<long> g_failures{0};
 
 void worker() {
   std::vector<void*> held;
@@ -41,6 +44,7 @@ void worker() {
     }
     if (e != cudaErrorMemoryAllocation) g_errors.fetch_add(1);
     cudaGetLastError();
+    g_failures.fetch_add(1);
     if (!counted) {
       counted = true;
       g_workers_failed.fetch_add(1);
@@ -76,17 +80,20 @@ int main(int argc, char** argv) {
   setvbuf(stdout, nullptr, _IOLBF, 0);
   const int threads = argc > 1 ? atoi(argv[1]) : 8;
   const int signals = argc > 2 ? atoi(argv[2]) : 100;
-  const int sig = argc > 3 ? atoi(argv[3]) : SIGUSR2;
+  const long after = argc > 3 ? atol(argv[3]) : 2000;
+  const int sig = argc > 4 ? atoi(argv[4]) : SIGUSR2;
   std::vector<std::thread> pool;
   for (int i = 0; i < threads; ++i) pool.emplace_back(worker);
   while (g_workers_failed.load() < threads) usleep(1000);
   for (int i = 0; i < signals; ++i) kill(getpid(), sig);
+  const long at_burst = g_failures.load();
   std::printf("BURST sent=%d\n", signals);
-  const char* dir = getenv("GPUMEMREC_DIR");
-  bool seen = false;
-  for (int i = 0; i < 6000 && !(seen = signal_bundle_in(dir)); ++i) usleep(10000);
+  while (g_failures.load() < at_burst + after) usleep(1000);
   g_stop.store(true);
   for (auto& t : pool) t.join();
+  const char* dir = getenv("GPUMEMREC_DIR");
+  bool seen = false;
+  for (int i = 0; i < 3000 && !(seen = signal_bundle_in(dir)); ++i) usleep(10000);
   std::printf("SIGNAL_BUNDLE seen=%d\n", seen ? 1 : 0);
   std::printf("TOTAL errors=%d\n", g_errors.load());
   std::printf("DONE\n");
