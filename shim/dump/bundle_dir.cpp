@@ -13,6 +13,8 @@
 
 #include "shim/base/log.h"
 
+#include "shim/dump/bundle_name.h"
+
 namespace gpumemrec {
 
 bool make_dirs(const std::string& path, std::string* why) {
@@ -52,17 +54,6 @@ int open_dump_dir(const std::string& dir, std::string* why) {
     return -1;
   }
   return fd;
-}
-
-std::string make_bundle_name(uint64_t realtime_ns, Backend backend, int pid, int seq) {
-  time_t t = time_t(realtime_ns / 1000000000ull);
-  struct tm tm;
-  gmtime_r(&t, &tm);
-  char stamp[32];
-  strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
-  char name[128];
-  std::snprintf(name, sizeof name, "oom_dump_%s_%d_%s_%d", stamp, pid, backend_name(backend), seq);
-  return name;
 }
 
 std::string tmp_bundle_name(const std::string& name) { return ".tmp-" + name; }
@@ -134,12 +125,28 @@ bool TmpBundle::create(std::string* why) {
   return true;
 }
 
+bool TmpBundle::claim(uint64_t realtime_ns, Backend backend, int seq, std::string* why) {
+  char tmp[256];
+  if (const int err = claim_bundle_name(dirfd_, realtime_ns, backend, seq, &name_, tmp, sizeof tmp)) {
+    *why = std::string("cannot create a bundle directory: ") + std::strerror(err);
+    return false;
+  }
+  tmp_ = tmp;
+  created_ = true;
+  fd_ = openat(dirfd_, tmp_.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd_ < 0) {
+    *why = "cannot open " + tmp_ + ": " + std::strerror(errno);
+    return false;
+  }
+  return true;
+}
+
 bool TmpBundle::publish(std::string* why) {
   fsync(fd_);
   close(fd_);
   fd_ = -1;
-  if (renameat(dirfd_, tmp_.c_str(), dirfd_, name_.c_str()) != 0) {
-    *why = std::string("cannot rename the bundle into place: ") + std::strerror(errno);
+  if (const int err = rename_bundle_into_place(dirfd_, tmp_.c_str(), name_.c_str())) {
+    *why = std::string("cannot rename the bundle into place: ") + std::strerror(err);
     return false;
   }
   created_ = false;

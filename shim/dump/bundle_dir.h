@@ -20,8 +20,7 @@ bool make_dirs(const std::string& path, std::string* why);
 // and it is not sticky. -1 and *why on failure.
 int open_dump_dir(const std::string& dir, std::string* why);
 
-// oom_dump_<UTC stamp>_<pid>_<backend>_<seq>, gpumemprof's field order.
-std::string make_bundle_name(uint64_t realtime_ns, Backend backend, int pid, int seq);
+// Bundle names and claiming one: shim/dump/bundle_name.h.
 // ".tmp-<name>": where a bundle is written before it is renamed into place.
 std::string tmp_bundle_name(const std::string& name);
 
@@ -34,10 +33,17 @@ void remove_bundle_dir(int dirfd, const char* name);
 class TmpBundle {
  public:
   TmpBundle(int dirfd, std::string name) : dirfd_(dirfd), name_(std::move(name)), tmp_(tmp_bundle_name(name_)) {}
+  // A fresh unique name is claimed by claim() (bundle_name.h).
+  explicit TmpBundle(int dirfd) : dirfd_(dirfd) {}
   ~TmpBundle() { discard(); }
   TmpBundle(const TmpBundle&) = delete;
   TmpBundle& operator=(const TmpBundle&) = delete;
   bool create(std::string* why);  // mkdir 0700 + open
+  // Claims a unique name (its temporary directory, made by mkdir: a
+  // collision with another process's name retries) and opens it.
+  bool claim(uint64_t realtime_ns, Backend backend, int seq, std::string* why);
+  const std::string& name() const { return name_; }
+  const std::string& tmp_name() const { return tmp_; }
   int fd() const { return fd_; }
   // fsync the bundle, rename it into place, fsync the dump directory.
   bool publish(std::string* why);

@@ -14,10 +14,13 @@
 #include "shim/base/clock.h"
 #include "shim/base/fd_io.h"
 #include "shim/base/log.h"
+#include "shim/dump/absolute_dir.h"
 #include "shim/dump/bundle_dir.h"
 #include "shim/dump/bundle_writer.h"
 #include "shim/dump/dump_memory.h"
+#include "shim/dump/dump_slot.h"
 #include "shim/dump/episodes.h"
+#include "shim/dump/signal_guard.h"
 #include "shim/dump/symbolizer.h"
 #include "shim/record/recorder.h"
 
@@ -31,15 +34,13 @@ constexpr size_t kWriteBufferBytes = 256 * 1024;
 WriteBuffer g_buffer;
 Symbolizer* g_symbolizer = nullptr;
 
-std::atomic<bool> g_dumping{false};  // the dump slot: one dumper at a time
 Episodes g_episodes;
+// Failures that met another out-of-memory bundle being written (they are
+// events in it; said once, at exit, with the count).
+std::atomic<uint64_t> g_joined_failures{0};
 std::atomic<int> g_dump_seq{0};
 std::atomic<bool> g_dir_warned{false};
-std::atomic<bool> g_busy_warned{false};
 Recorder* g_exit_recorder = nullptr;
-
-bool take_dump_slot() { return !g_dumping.exchange(true, std::memory_order_acq_rel); }
-void release_dump_slot() { g_dumping.store(false, std::memory_order_release); }
 
 // One line on stderr that needs no memory at all (when even formatting the
 // warning failed).
@@ -69,7 +70,6 @@ BundleInput describe_bundle(Recorder* r, DumpReason reason, const FailureInfo* f
   in.failure = f;
   in.backend = f ? hook_backend(f->api) : Backend::kCuda;
   in.created_ns = realtime_ns();
-  in.bundle_name = make_bundle_name(in.created_ns, in.backend, int(getpid()), g_dump_seq.fetch_add(1) + 1);
   in.failed_calls_before_dump = failed_before;
   try {
     in.devices = query_devices(in.backend, f ? f->device : -1);
@@ -79,10 +79,13 @@ BundleInput describe_bundle(Recorder* r, DumpReason reason, const FailureInfo* f
   return in;
 }
 
-// Writes the files into a temporary directory; true once renamed into place.
-bool write_and_publish(int dirfd, const BundleInput& in, std::string* why) {
-  TmpBundle tmp(dirfd, in.bundle_name);
-  if (!tmp.create(why)) return false;
+// Claims a unique name (its temporary directory), writes the files there;
+// true once renamed into place.
+bool write_and_publish(int dirfd, BundleInput& in, std::string* why) {
+  TmpBundle tmp(dirfd);
+  if (!tmp.claim(in.created_ns, in.backend, g_dump_seq.fetch_add(1) + 1, why)) return false;
+  in.bundle_name = tmp.name();
+  dump_slot_note_tmp(dirfd, tmp.tmp_name().c_str());  // for exit() on this thread
   bool ok = false;
   try {
     ok = write_bundle(tmp.fd(), in, *g_symbolizer, g_buffer, why);
@@ -126,6 +129,9 @@ bool dump_with_slot(Recorder* r, DumpReason reason, const FailureInfo* f, uint64
   const int saved_errno = errno;
   bool ok = false;
   {
+    // Writing may raise SIGXFSZ (RLIMIT_FSIZE) or SIGPIPE (stderr): never let
+    // the program see them (signal_guard.h).
+    DumpSignalGuard signal_guard;
     // From here on the shim's operator new may fall back to the emergency
     // arena when malloc fails (the host may be short of memory too).
     DumpMemoryScope memory_scope;
@@ -136,7 +142,7 @@ bool dump_with_slot(Recorder* r, DumpReason reason, const FailureInfo* f, uint64
       if (dirfd < 0) {
         warn_no_dir(f, why);
       } else {
-        const BundleInput in = describe_bundle(r, reason, f, failed_before);
+        BundleInput in = describe_bundle(r, reason, f, failed_before);
         ok = write_and_publish(dirfd, in, &why);
         report(dirfd, in, ok, why);
       }
@@ -146,9 +152,9 @@ bool dump_with_slot(Recorder* r, DumpReason reason, const FailureInfo* f, uint64
       ok = false;
       raw_stderr("could not write the ", dump_reason_name(reason), " bundle: out of memory (nothing left behind)");
     }
+    dump_slot_release();
     if (dirfd >= 0) close(dirfd);
   }
-  release_dump_slot();
   errno = saved_errno;
   return ok;
 }
@@ -156,13 +162,31 @@ bool dump_with_slot(Recorder* r, DumpReason reason, const FailureInfo* f, uint64
 void exit_dump() {
   // Registered from our constructor, so it runs after the program's own
   // atexit handlers and static destructors: what is still live is a leak.
-  if (g_exit_recorder) dump_when_free(g_exit_recorder, DumpReason::kExit, 10000);
+  // Not when exit() was called on the thread that is writing a bundle (a
+  // signal handler that interrupted the dump): that dump never finishes.
+  if (g_exit_recorder && !dump_slot_held_by_this_thread()) dump_when_free(g_exit_recorder, DumpReason::kExit, 10000);
 }
 
 // At exit a bundle may still be being written by another thread (a signal
 // dump, or an out-of-memory dump in a thread the program did not join): wait
-// for it (at most 10 s) so that exit never leaves a half-written bundle.
-void wait_for_dump_at_exit() { wait_while_dumping(10000); }
+// for it (at most 10 s) so that exit never leaves a half-written bundle. If
+// this thread is the one writing (exit() from a signal handler during the
+// dump), waiting would be for ever: remove its temporary directory instead
+// (system calls only).
+void wait_for_dump_at_exit() {
+  if (dump_slot_held_by_this_thread()) {
+    int dirfd = -1;
+    char tmp[256];
+    if (dump_slot_tmp(&dirfd, tmp, sizeof tmp)) remove_bundle_dir(dirfd, tmp);
+    return;
+  }
+  wait_while_dumping(10000);
+  if (const uint64_t n = g_joined_failures.load(std::memory_order_relaxed)) {
+    DumpSignalGuard signal_guard;  // stderr may be a pipe nobody reads any more
+    GM_WARN("{} out-of-memory failure(s) came while another thread was writing a bundle; they are events in "
+            "that bundle's ring only", n);
+  }
+}
 
 // GPUMEMREC_FOLLOW_EXEC=0: programs this one execs do not inherit the shim.
 void drop_self_from_ld_preload() {
@@ -186,7 +210,15 @@ void drop_self_from_ld_preload() {
 
 }  // namespace
 
-void dumper_init(Recorder*) {
+void dumper_init(Recorder* r) {
+  // A relative GPUMEMREC_DIR is resolved now: a program that chdir()s before
+  // its OOM must still write where it was started.
+  std::string why;
+  r->cfg.dir = absolute_dump_dir(r->cfg.dir, &why);
+  if (!why.empty()) {
+    DumpSignalGuard signal_guard;
+    GM_WARN("{}", why);
+  }
   void* p = mmap(nullptr, kWriteBufferBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p != MAP_FAILED) {
     g_buffer.data = static_cast<char*>(p);
@@ -217,27 +249,29 @@ void dumper_on_failure(const FailureInfo& f) {
     GM_DEBUG("{} (same out-of-memory episode, no new bundle)", describe_failure(f));
     return;
   }
-  if (!take_dump_slot()) {
+  if (!dump_slot_try_acquire(f.reason)) {
     // Another bundle is being written. If it is this episode's, the failure
-    // is a retry; otherwise it starts nothing, so the next failure after
-    // that dump still gets its own bundle.
+    // is a retry. A signal or exit dump: this failure still gets its bundle
+    // after it. Another out-of-memory bundle: this failure is an event in it
+    // (counted, said once at exit); it starts nothing, so the next failure
+    // after that dump still gets its own bundle.
     if (g_episodes.in_episode(now, episode_ns)) return;
+    if (!dump_slot_holder_is_failure() && dump_slot_wait_free(10000, true) && dump_slot_try_acquire(f.reason)) {
+      dump_with_slot(r, f.reason, &f, g_episodes.start(monotonic_ns()));
+      return;
+    }
     g_episodes.missed();
-    if (!g_busy_warned.exchange(true))
-      GM_WARN("{}; another thread is writing a bundle, this failure is recorded as an event", describe_failure(f));
+    g_joined_failures.fetch_add(1, std::memory_order_relaxed);
+    GM_DEBUG("{}; another thread is writing a bundle, this failure is an event in it", describe_failure(f));
     return;
   }
-  g_busy_warned.store(false, std::memory_order_relaxed);
   const uint64_t failed_before = g_episodes.start(now);
   dump_with_slot(r, f.reason, &f, failed_before);
 }
 
 bool dump_now(Recorder* r, DumpReason reason, const FailureInfo* f) {
   if (!r || !g_buffer.data || !g_symbolizer) return false;
-  if (!take_dump_slot()) {
-    if (f) GM_WARN("{}; another thread is writing a bundle, this failure is recorded as an event", describe_failure(*f));
-    return false;
-  }
+  if (!dump_slot_try_acquire(reason)) return false;  // the caller decides (dump_slot_last_try_was_busy)
   return dump_with_slot(r, reason, f, g_episodes.take_unreported());
 }
 
@@ -251,28 +285,20 @@ bool dump_when_free(Recorder* r, DumpReason reason, unsigned max_ms) {
   }
 }
 
-bool dumper_busy() { return g_dumping.load(std::memory_order_acquire); }
+bool dumper_busy() { return dump_slot_busy(); }
 
-bool wait_while_dumping(unsigned max_ms) {
-  for (unsigned waited = 0; dumper_busy(); waited += 10) {
-    if (waited >= max_ms) return false;
-    usleep(10000);
-  }
-  return true;
-}
+bool wait_while_dumping(unsigned max_ms) { return dump_slot_wait_free(int(max_ms), false); }
 
-void dumper_atfork_prepare() {}
-void dumper_atfork_parent() {}
 void dumper_atfork_child() {
   // Another thread may have been logging at the fork: its lock is gone with it.
   log_reset_after_fork();
   // A dump in progress in another thread of the parent does not exist here;
   // the symbolizer it was using may be half-updated: start a new one.
-  if (g_dumping.load()) {
+  if (dump_slot_busy()) {
     if (Symbolizer* fresh = new (std::nothrow) Symbolizer()) g_symbolizer = fresh;
   }
-  g_dumping.store(false);
-  g_busy_warned.store(false);
+  dump_slot_reset_after_fork();
+  g_joined_failures.store(0);
   g_episodes.reset();
   g_dump_seq.store(0);
 }

@@ -33,8 +33,6 @@ bool dumper_busy();
 // Waits while some thread writes a bundle, at most max_ms; true once free.
 bool wait_while_dumping(unsigned max_ms);
 
-void dumper_atfork_prepare();
-void dumper_atfork_parent();
 void dumper_atfork_child();
 
 }  // namespace gpumemrec

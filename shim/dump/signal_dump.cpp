@@ -1,7 +1,7 @@
 #include "shim/dump/signal_dump.h"
 
-#include <fcntl.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -9,8 +9,9 @@
 #include <cerrno>
 #include <cstring>
 
-#include "shim/dump/dumper.h"
 #include "shim/base/log.h"
+#include "shim/dump/dump_slot.h"
+#include "shim/dump/dumper.h"
 #include "shim/record/recorder.h"
 
 namespace gpumemrec {
@@ -19,8 +20,10 @@ namespace {
 
 Recorder* g_recorder_for_signal = nullptr;
 int g_signal = 0;
-std::atomic<int> g_pipe_read{-1};
-std::atomic<int> g_pipe_write{-1};
+// Posted by the handler, waited on by the dump thread. Initialised before the
+// handler is installed; re-initialised in a forked child before its thread.
+sem_t g_requests;
+std::atomic<bool> g_sem_ready{false};
 struct sigaction g_previous;
 std::atomic<bool> g_have_previous{false};
 std::atomic<unsigned long> g_count{0};
@@ -28,12 +31,9 @@ std::atomic<unsigned long> g_count{0};
 void handler(int sig, siginfo_t* info, void* uctx) {
   const int saved = errno;
   g_count.fetch_add(1, std::memory_order_relaxed);
-  const int fd = g_pipe_write.load(std::memory_order_acquire);
-  if (fd >= 0) {
-    const char c = 1;
-    ssize_t n = write(fd, &c, 1);  // non-blocking: a full pipe already has a dump pending
-    (void)n;
-  }
+  // sem_post is async-signal-safe (signal-safety(7)); EOVERFLOW (a burst past
+  // SEM_VALUE_MAX) only means a dump is pending already.
+  if (g_sem_ready.load(std::memory_order_acquire)) sem_post(&g_requests);
   errno = saved;
   // Chain to whatever the program (or its environment) installed before us.
   if (g_have_previous.load(std::memory_order_acquire)) {
@@ -45,26 +45,35 @@ void handler(int sig, siginfo_t* info, void* uctx) {
   }
 }
 
-void* dump_thread_main(void* arg) {
-  const int fd = int(reinterpret_cast<intptr_t>(arg));
+// Writes one signal bundle, waiting for any other dump in progress (an
+// out-of-memory bundle being written by a program thread) rather than
+// dropping the request.
+void write_signal_bundle() {
+  dump_slot_want(true);  // failure dumps yield to us until we have written
   for (;;) {
-    char buf[64];
-    ssize_t n = read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    // Another thread may be writing an out-of-memory bundle: this thread can
-    // afford to wait for it (up to a minute), then writes its own.
-    dump_when_free(g_recorder_for_signal, DumpReason::kSignal, 60000);
+    if (dump_now(g_recorder_for_signal, DumpReason::kSignal, nullptr)) break;
+    if (!dump_slot_last_try_was_busy()) break;  // writing failed: dump_now said why
+    dump_slot_wait_free(-1, false);
   }
-  return nullptr;
+  dump_slot_want(false);
 }
 
-// A fresh pipe and the thread reading it. Every signal is blocked in the
-// thread so the signal is always delivered to a program thread.
+void* dump_thread_main(void*) {
+  for (;;) {
+    if (sem_wait(&g_requests) != 0) {
+      if (errno == EINTR) continue;
+      return nullptr;
+    }
+    // Every request that came before this point is served by this bundle.
+    while (sem_trywait(&g_requests) == 0) {
+    }
+    write_signal_bundle();
+  }
+}
+
+// The dump thread. Every signal is blocked in it so the signal is always
+// delivered to a program thread.
 bool start_thread() {
-  int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) return false;
-  fcntl(fds[1], F_SETFL, fcntl(fds[1], F_GETFL) | O_NONBLOCK);
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -72,19 +81,13 @@ bool start_thread() {
   pthread_attr_init(&attr);
   pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
   pthread_t t;
-  const int rc = pthread_create(&t, &attr, dump_thread_main, reinterpret_cast<void*>(intptr_t(fds[0])));
+  const int rc = pthread_create(&t, &attr, dump_thread_main, nullptr);
   pthread_attr_destroy(&attr);
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
-  if (rc != 0) {
-    close(fds[0]);
-    close(fds[1]);
-    return false;
-  }
+  if (rc != 0) return false;
 #ifdef __GLIBC__
   pthread_setname_np(t, "gpumemrec-dump");
 #endif
-  g_pipe_read.store(fds[0], std::memory_order_release);
-  g_pipe_write.store(fds[1], std::memory_order_release);
   return true;
 }
 
@@ -94,6 +97,11 @@ void signal_dump_start(Recorder* r) {
   if (!r || r->cfg.dump_signal <= 0) return;
   g_recorder_for_signal = r;
   g_signal = r->cfg.dump_signal;
+  if (sem_init(&g_requests, 0, 0) != 0) {
+    GM_WARN("cannot create the signal dump semaphore; GPUMEMREC_DUMP_SIGNAL is off");
+    return;
+  }
+  g_sem_ready.store(true, std::memory_order_release);
   if (!start_thread()) {
     GM_WARN("cannot start the signal dump thread; GPUMEMREC_DUMP_SIGNAL is off");
     return;
@@ -117,13 +125,11 @@ void signal_dump_start(Recorder* r) {
 }
 
 void signal_dump_atfork_child() {
-  if (g_signal <= 0) return;
-  // The inherited pipe is shared with the parent, whose thread would answer
-  // our signals: close it and start our own.
-  const int r = g_pipe_read.exchange(-1);
-  const int w = g_pipe_write.exchange(-1);
-  if (r >= 0) close(r);
-  if (w >= 0) close(w);
+  if (g_signal <= 0 || !g_sem_ready.load()) return;
+  // The parent's thread does not exist here and a parent thread may have
+  // been inside sem_wait at the fork: start from a fresh semaphore. (The
+  // copy is never destroyed: the handler may be posting to it right now.)
+  sem_init(&g_requests, 0, 0);
   start_thread();
 }
 

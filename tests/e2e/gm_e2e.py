@@ -166,7 +166,9 @@ class Bundle:
         for k in ["schema_version", "bundle_name", "created_at_utc", "reason", "backend", "event_count", "files"]:
             check(k in m, "manifest lacks " + k)
         check(m["bundle_name"] == self.name, "bundle_name %s != dir %s" % (m["bundle_name"], self.name))
-        check(re.match(r"oom_dump_\d{8}T\d{6}Z_\d+_(cuda|rocm)_\d+$", self.name), "bad bundle name " + self.name)
+        # docs/bundle-format.md: gpumemprof's fields, then host and random part
+        check(re.match(r"oom_dump_\d{8}T\d{6}Z_\d+_(cuda|rocm)_\d+_[A-Za-z0-9.-]+_[0-9a-f]{8}$", self.name),
+              "bad bundle name " + self.name)
         for f in BUNDLE_FILES:
             check(f in m["files"], "manifest does not list " + f)
             p = os.path.join(self.path, f)

@@ -1,0 +1,85 @@
+// exit_in_dump: the program's SIGTERM handler calls exit() while the thread
+// it interrupted is writing a bundle (the recorder's dump on the failing
+// cudaMalloc).
+//
+//   exit_in_dump [live_allocations=200000]
+//
+// Makes many small live allocations (so that the bundle takes a while to
+// write), starts a watcher thread that polls $GPUMEMREC_DIR for a ".tmp-"
+// entry (a bundle being written) and then sends SIGTERM to the main thread,
+// and asks for more than the device has. The handler prints HANDLER and
+// calls exit(7). If the out-of-memory call returns before the watcher saw a
+// bundle being written (no recorder, or the dump was too quick), the program
+// prints MISSED and exits 3.
+#include <cuda_runtime_api.h>
+#include <dirent.h>
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace {
+
+pthread_t g_main;
+std::atomic<bool> g_stop{false};
+
+void on_term(int) {
+  static const char msg[] = "HANDLER exit(7)\n";
+  ssize_t n = write(1, msg, sizeof msg - 1);
+  (void)n;
+  exit(7);
+}
+
+bool tmp_in(const char* dir) {
+  DIR* d = opendir(dir);
+  if (!d) return false;
+  bool found = false;
+  while (struct dirent* e = readdir(d))
+    if (std::strncmp(e->d_name, ".tmp-", 5) == 0) found = true;
+  closedir(d);
+  return found;
+}
+
+void* watcher(void* arg) {
+  const char* dir = static_cast<const char*>(arg);
+  while (!g_stop.load()) {
+    if (dir && tmp_in(dir)) {
+      pthread_kill(g_main, SIGTERM);
+      return nullptr;
+    }
+    sched_yield();
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  setvbuf(stdout, nullptr, _IOLBF, 0);
+  const long n = argc > 1 ? atol(argv[1]) : 200000;
+  struct sigaction sa;
+  std::memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_term;
+  sigaction(SIGTERM, &sa, nullptr);
+  for (long i = 0; i < n; ++i) {
+    void* p = nullptr;
+    if (cudaMalloc(&p, 256) != cudaSuccess) {
+      std::printf("ERROR small allocation %ld failed\n", i);
+      return 1;
+    }
+  }
+  std::printf("LIVE n=%ld\n", n);
+  g_main = pthread_self();
+  pthread_t w;
+  pthread_create(&w, nullptr, watcher, getenv("GPUMEMREC_DIR"));
+  void* big = nullptr;
+  const cudaError_t rc = cudaMalloc(&big, size_t(1) << 40);
+  g_stop.store(true);
+  pthread_join(w, nullptr);
+  std::printf("MISSED rc=%d\n", int(rc));
+  return 3;
+}
