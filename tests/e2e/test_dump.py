@@ -120,7 +120,7 @@ def symbolizer_reload():
         return "skip"
     bundles = [Bundle(p) for p in r.bundles()]
     check(len(bundles) == 2, "expected two bundles, found %d" % len(bundles))
-    bundles.sort(key=lambda b: int(b.name.rsplit("_", 1)[1]))
+    bundles.sort(key=lambda b: int(b.name.split("_")[5]))  # <seq>: docs/bundle-format.md
     for b, mine, other in ((bundles[0], "alpha_alloc", "omega_alloc"), (bundles[1], "omega_alloc", "alpha_alloc")):
         fns = b.functions(b.metadata["stack_id"])
         check(mine in fns, "%s: failing stack lacks %s: %s" % (b.name, mine, fns))

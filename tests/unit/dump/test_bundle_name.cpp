@@ -31,7 +31,7 @@ const uint64_t kT = 1763733785ull * 1000000000ull;  // 2025-11-21T14:03:05Z
 
 TEST(BundleName, KeepsTheFieldOrderAndAddsHostAndRandom) {
   const std::string n = make_bundle_name(kT, Backend::kHip, 3, "node-7.example", "0123abcd");
-  EXPECT_EQ(n, "oom_dump_20251121T140305Z_" + std::to_string(getpid()) + "_hip_3_node-7.example_0123abcd");
+  EXPECT_EQ(n, "oom_dump_20251121T140305Z_" + std::to_string(getpid()) + "_rocm_3_node-7.example_0123abcd");
   const std::regex re(R"(oom_dump_\d{8}T\d{6}Z_\d+_(cuda|hip)_\d+_[A-Za-z0-9.-]+_[0-9a-f]{8})");
   EXPECT_TRUE(std::regex_match(make_bundle_name(kT, Backend::kCuda, 1, bundle_host_part(), bundle_random_part()), re));
 }

@@ -66,9 +66,13 @@ std::vector<std::string> bundles_in(const std::string& d) {
       if (std::string(e->d_name).rfind("oom_dump_", 0) == 0) out.push_back(e->d_name);
     closedir(dir);
   }
-  std::sort(out.begin(), out.end(), [](const std::string& a, const std::string& b) {
-    return std::stoi(a.substr(a.rfind('_') + 1)) < std::stoi(b.substr(b.rfind('_') + 1));
-  });
+  // By <seq>, the sixth field of the name (docs/bundle-format.md).
+  auto seq = [](const std::string& n) {
+    size_t p = 0;
+    for (int field = 0; field < 5; ++field) p = n.find('_', p) + 1;
+    return std::stoi(n.substr(p, n.find('_', p) - p));
+  };
+  std::sort(out.begin(), out.end(), [&](const std::string& a, const std::string& b) { return seq(a) < seq(b); });
   return out;
 }
 
