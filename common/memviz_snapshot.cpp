@@ -85,60 +85,60 @@ struct Builder {
     tr.push_back({MemvizAction::kSegmentFree, s.address, s.size, s.stream, stack_id, t, 0});
   }
 
-  void run() {
+  void on_alloc(const Event& e, const LiveKey& k, int64_t t) {
+    touched.insert(k);
+    auto it = live.find(k);
+    if (it != live.end()) {  // missed free: release the old one first
+      emit_free(it->second, 0, t);
+      plan.synthetic_entries += 3;
+      live.erase(it);
+    }
+    MemvizSegment s{dev_index(e.device_id), place(k, e.size), e.size, e.stream, e.stack_id};
+    emit_alloc(s, t);
+    live.emplace(k, s);
+  }
+
+  void on_free(const Event& e, const LiveKey& k, int64_t t) {
+    touched.insert(k);
+    auto it = live.find(k);
+    if (it != live.end()) {
+      emit_free(it->second, e.stack_id, t);
+      live.erase(it);
+    } else if (e.size > 0) {
+      // Allocated before the ring: free a segment that existed at the start.
+      MemvizSegment s{dev_index(e.device_id), place(k, e.size), e.size, e.stream, 0};
+      emit_free(s, e.stack_id, t);
+      ++plan.pre_existing_frees;
+    } else {
+      ++plan.skipped_frees;
+    }
+  }
+
+  // The events in order; returns the time of the last one (or of the dump).
+  int64_t replay_events() {
     int64_t last_t = 0;
     for (const Event& e : b.events) {
       int64_t t = static_cast<int64_t>(std::llround(e.timestamp * 1e6));
       last_t = t;
       if (e.mem_kind == MemoryType::kMapping) continue;
       LiveKey k{e.address, e.mem_kind == MemoryType::kPhysical};
-      switch (e.kind) {
-        case EventKind::kAllocation: {
-          if (e.result != 0 || e.address == 0) break;
-          touched.insert(k);
-          auto it = live.find(k);
-          if (it != live.end()) {  // missed free: release the old one first
-            emit_free(it->second, 0, t);
-            plan.synthetic_entries += 3;
-            live.erase(it);
-          }
-          MemvizSegment s{dev_index(e.device_id), place(k, e.size), e.size, e.stream, e.stack_id};
-          emit_alloc(s, t);
-          live.emplace(k, s);
-          break;
-        }
-        case EventKind::kDeallocation: {
-          if (e.result != 0 || e.address == 0) break;
-          touched.insert(k);
-          auto it = live.find(k);
-          if (it != live.end()) {
-            emit_free(it->second, e.stack_id, t);
-            live.erase(it);
-          } else if (e.size > 0) {
-            // Allocated before the ring: free a segment that existed at the start.
-            MemvizSegment s{dev_index(e.device_id), place(k, e.size), e.size, e.stream, 0};
-            emit_free(s, e.stack_id, t);
-            ++plan.pre_existing_frees;
-          } else {
-            ++plan.skipped_frees;
-          }
-          break;
-        }
-        case EventKind::kOom: {
-          uint64_t device_free = b.metadata.device_free_bytes.value_or(0);
-          trace(e.device_id).push_back({MemvizAction::kOom, 0, e.size, e.stream, e.stack_id, t, device_free});
-          break;
-        }
-        default:
-          break;
+      const bool ok = e.result == 0 && e.address != 0;
+      if (e.kind == EventKind::kAllocation && ok) on_alloc(e, k, t);
+      else if (e.kind == EventKind::kDeallocation && ok) on_free(e, k, t);
+      else if (e.kind == EventKind::kOom) {
+        uint64_t device_free = b.metadata.device_free_bytes.value_or(0);
+        trace(e.device_id).push_back({MemvizAction::kOom, 0, e.size, e.stream, e.stack_id, t, device_free});
       }
     }
     if (b.metadata.timestamp > 0) {
       int64_t mt = static_cast<int64_t>(std::llround(b.metadata.timestamp * 1e6));
       if (mt > last_t) last_t = mt;
     }
+    return last_t;
+  }
 
-    // Reconcile with allocations.json (the live set at dump time).
+  // Reconcile with allocations.json (the live set at dump time).
+  void reconcile_with_live_set(int64_t last_t) {
     std::unordered_set<LiveKey, LiveKeyHash> in_final;
     for (const Allocation& a : b.allocations) {
       MemoryType mt = memory_type_from_name(a.memory_type);
@@ -160,6 +160,10 @@ struct Builder {
       }
       live.emplace(k, s);
     }
+  }
+
+  void run() {
+    reconcile_with_live_set(replay_events());
     plan.segments.reserve(live.size());
     for (auto& kv : live) plan.segments.push_back(kv.second);
     std::sort(plan.segments.begin(), plan.segments.end(), [](const MemvizSegment& x, const MemvizSegment& y) {
