@@ -33,6 +33,17 @@ bool make_dirs(const std::string& path, std::string* why) {
   return true;
 }
 
+const char* untrusted_dir_reason(const struct stat& st, uid_t euid) {
+  // Another user who can write to the directory (group or others, without
+  // the sticky bit) could rename our bundle away and put another in its
+  // place, whoever we are (root included).
+  if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX)) return "is writable by others and not sticky";
+  // A directory owned by another user (root's, like a sticky /tmp, is
+  // trusted) can be changed by its owner at any time.
+  if (st.st_uid != euid && st.st_uid != 0) return "is owned by another user";
+  return nullptr;
+}
+
 int open_dump_dir(const std::string& dir, std::string* why) {
   if (!make_dirs(dir, why)) return -1;
   int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -42,9 +53,9 @@ int open_dump_dir(const std::string& dir, std::string* why) {
     return -1;
   }
   struct stat st;
-  if (fstat(fd, &st) != 0 || (st.st_uid != geteuid() && geteuid() != 0 && (st.st_mode & S_IWOTH) &&
-                              !(st.st_mode & S_ISVTX))) {
-    *why = dir + " is writable by others and not sticky; refusing to write there";
+  const char* distrust = fstat(fd, &st) != 0 ? "cannot be examined" : untrusted_dir_reason(st, geteuid());
+  if (distrust) {
+    *why = dir + " " + distrust + "; refusing to write there";
     close(fd);
     return -1;
   }

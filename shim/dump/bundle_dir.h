@@ -2,6 +2,7 @@
 // safely, naming a bundle, the temporary directory a bundle is written in,
 // removing a bundle, and pruning old ones (MAX_DUMPS, MAX_TOTAL_MB).
 #pragma once
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <cstdint>
@@ -19,6 +20,10 @@ bool make_dirs(const std::string& path, std::string* why);
 // symlink in its last component; refused when another user can write to it
 // and it is not sticky. -1 and *why on failure.
 int open_dump_dir(const std::string& dir, std::string* why);
+// Why a dump directory is not to be trusted (nullptr: it is): writable by
+// group or others without the sticky bit, or owned by a user other than
+// `euid` and root. Applies to root too.
+const char* untrusted_dir_reason(const struct stat& st, uid_t euid);
 
 // Bundle names and claiming one: shim/dump/bundle_name.h.
 // ".tmp-<name>": where a bundle is written before it is renamed into place.

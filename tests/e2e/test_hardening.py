@@ -527,6 +527,36 @@ def security_permissions():
     check(stat.S_IMODE(os.stat(r.dumpdir).st_mode) == 0o700, "dump dir mode %o" % os.stat(r.dumpdir).st_mode)
 
 
+def security_untrusted_dir():
+    """A dump directory another user could tamper with is refused, also when
+    the program runs as root (issue 11, item 14): writable by others or by the
+    group without the sticky bit, or owned by another user. One warning, no
+    bundle, the program's output unchanged; a sticky world-writable directory
+    owned by root (like /tmp) is used."""
+    argv = [program("rt_linked"), "cudaMalloc", str(CHUNK)]
+    base = run(argv, preload=False)
+    cases = [("0777", 0o777, None), ("0770", 0o770, None), ("other_owner", 0o700, 65534)]
+    for label, mode, owner in cases:
+        d = tempfile.mkdtemp(prefix="gpumemrec-untrusted-")
+        os.chmod(d, mode)
+        if owner is not None:
+            if os.geteuid() != 0:
+                continue
+            os.chown(d, owner, owner)
+        r = run(argv, env_extra={"GPUMEMREC_DIR": d})
+        # HOST lines print host-pinned addresses, which ASLR moves between runs.
+        device_lines = lambda out: [l for l in out.splitlines() if not l.startswith("HOST")]
+        check(r.rc == base.rc and device_lines(r.stdout) == device_lines(base.stdout), "%s: the program changed" % label)
+        check(os.listdir(d) == [], "%s: something was written: %r" % (label, os.listdir(d)))
+        check(r.stderr.count("refusing to write there") == 1, "%s: not one warning: %r" % (label, r.stderr[-500:]))
+        shutil.rmtree(d, ignore_errors=True)
+    d = tempfile.mkdtemp(prefix="gpumemrec-sticky-")
+    os.chmod(d, 0o1777)
+    r = run(argv, env_extra={"GPUMEMREC_DIR": d})
+    check(len([n for n in os.listdir(d) if n.startswith("oom_dump_")]) == 1, "sticky dir not used: %r" % os.listdir(d))
+    shutil.rmtree(d, ignore_errors=True)
+
+
 SECRETS = {"CUDA_AUTH_TOKEN": "s3cr3t-token-1", "NCCL_SECRET": "s3cr3t-nccl-2", "HIP_PASSWORD": "s3cr3t-pw-3",
            "TF_API_KEY": "s3cr3t-key-4", "PYTORCH_CREDENTIALS": "s3cr3t-cred-5", "XLA_AUTH": "s3cr3t-auth-6",
            "GPUMEMREC_TEST_passwd": "s3cr3t-lower-7", "MY_TOKEN": "s3cr3t-other-8", "AWS_SECRET_ACCESS_KEY":
@@ -880,7 +910,7 @@ CASES = {
     "disk_full_tmpfs": disk_full_tmpfs, "disk_symlink": disk_symlink,
     "bad_config_malformed": bad_config("malformed"), "bad_config_negative": bad_config("negative"),
     "bad_config_huge": bad_config("huge"), "bad_config_empty": bad_config("empty"),
-    "security_permissions": security_permissions, "security_redaction": security_redaction,
+    "security_permissions": security_permissions, "security_untrusted_dir": security_untrusted_dir, "security_redaction": security_redaction,
     "security_setuid": security_setuid, "security_no_network": security_no_network,
     "reload_driver": reload("driver"), "reload_runtime": reload("runtime"),
     "dlsym_default_preloads": dlsym_default_preloads, "limit_threads": limit_threads,
