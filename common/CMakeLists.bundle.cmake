@@ -17,6 +17,7 @@ add_library(gpumemrec_model STATIC
   ${CMAKE_CURRENT_LIST_DIR}/pickle_writer.cpp
   ${CMAKE_CURRENT_LIST_DIR}/memviz_snapshot.cpp
   ${CMAKE_CURRENT_LIST_DIR}/frame_order.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/names.cpp
 )
 target_include_directories(gpumemrec_model PUBLIC ${CMAKE_CURRENT_LIST_DIR}/..)
 target_link_libraries(gpumemrec_model PUBLIC Threads::Threads)

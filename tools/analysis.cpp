@@ -5,7 +5,7 @@
 #include <set>
 #include <unordered_map>
 
-#include "tools/names.h"
+#include "common/names.h"
 
 using namespace gpumemrec::model;  // the tools' bundle model
 

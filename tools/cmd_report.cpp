@@ -11,7 +11,7 @@
 #include "tools/cli.h"
 #include "tools/commands.h"
 #include "tools/json_out.h"
-#include "tools/names.h"
+#include "common/names.h"
 
 using namespace gpumemrec::model;  // the tools' bundle model
 

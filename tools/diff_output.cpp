@@ -1,7 +1,7 @@
 #include "tools/diff_output.h"
 
 #include "tools/cli.h"
-#include "tools/names.h"
+#include "common/names.h"
 
 using namespace gpumemrec::model;  // the tools' bundle model
 

@@ -7,7 +7,7 @@
 #include "tools/analysis.h"
 #include "tools/cli.h"
 #include "tools/flame_graph.h"
-#include "tools/names.h"
+#include "common/names.h"
 #include "tools/output_file.h"
 
 using namespace gpumemrec::model;  // the tools' bundle model

@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "tools/names.h"
+#include "common/names.h"
 
 using namespace gpumemrec::model;  // the tools' bundle model
 

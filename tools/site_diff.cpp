@@ -4,7 +4,7 @@
 #include <unordered_map>
 
 #include "tools/analysis.h"
-#include "tools/names.h"
+#include "common/names.h"
 
 using namespace gpumemrec::model;  // the tools' bundle model
 

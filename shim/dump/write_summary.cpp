@@ -5,6 +5,7 @@
 
 #include "common/format.h"
 #include "common/live_sites.h"
+#include "common/names.h"
 #include "shim/base/hook_table.h"
 #include "shim/dump/bundle_files.h"
 
@@ -16,23 +17,21 @@ constexpr size_t kFailingFrames = 24;
 constexpr size_t kSiteFrames = 12;
 constexpr size_t kTopSites = 10;
 
+// Short C++ names (template and parameter lists collapsed, file:line kept),
+// as `gpumemrec report` prints them (common/names.h).
 std::string frame_line(const model::Frame& f) {
-  if (f.kind == model::FrameKind::kPython)
-    return (f.function.empty() ? "?" : f.function) + " (" + (f.file.empty() ? "?" : f.file) + ":" +
-           std::to_string(f.line) + ") [python]";
-  char off[32];
-  std::snprintf(off, sizeof off, "+0x%llx", (unsigned long long)f.offset);
-  const char* base = std::strrchr(f.module.c_str(), '/');
-  const std::string mod = base ? base + 1 : f.module;
-  std::string s = f.function.empty() ? mod + off : f.function;
-  if (!f.file.empty()) s += " (" + f.file + ":" + std::to_string(f.line) + ")";
-  else if (!f.function.empty()) s += " (" + mod + off + ")";
-  return s;
+  return names::frame_label(f, false) + (f.kind == model::FrameKind::kPython ? " [python]" : "");
 }
 
 // Up to `max` frames of a stack; "..." when there are more and `ellipsis`.
 void write_frames(FdOut& o, const model::Stack* s, size_t max, bool ellipsis) {
   if (!s) return;
+  const std::string status = names::python_status_text(s->python);
+  if (!status.empty()) {
+    o.write("    (");
+    o.write(status.c_str());
+    o.write(")\n");
+  }
   for (size_t k = 0; k < s->frames.size(); ++k) {
     if (k >= max) {
       if (ellipsis) o.write("    ...\n");

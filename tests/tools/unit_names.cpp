@@ -1,5 +1,5 @@
 // tools/names.cpp: short C++ names (template and parameter lists collapsed).
-#include "tools/names.h"
+#include "common/names.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "tools/names.h"
+#include "common/names.h"
 
 #include <cinttypes>
 #include <cstdio>
@@ -124,7 +124,7 @@ std::string frame_key(const Frame& f) {
 
 std::string python_status_text(const std::string& python) {
   if (python == "native_thread") return "no Python frames on this thread (native thread)";
-  if (python == "no_gil") return "Python frames not captured: the thread did not hold the GIL";
+  if (python == "no_gil") return "Python frames not readable (interpreter version or build not supported)";
   if (python == "disabled") return "Python frames not captured (GPUMEMREC_PYTHON_STACKS=0)";
   return "";
 }
