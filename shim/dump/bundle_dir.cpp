@@ -3,6 +3,8 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <signal.h>
+#include <sys/file.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -172,57 +174,134 @@ void TmpBundle::discard() {
   created_ = false;
 }
 
-std::vector<BundleOnDisk> list_bundles(int dirfd) {
-  std::vector<BundleOnDisk> out;
-  // A descriptor of its own (a dup would share, and leave at the end, the
-  // caller's directory offset).
+namespace {
+
+int64_t mtime_ns(const struct stat& st) { return int64_t(st.st_mtim.tv_sec) * 1000000000ll + st.st_mtim.tv_nsec; }
+
+// Each directory entry of dirfd (a descriptor of its own: a dup would share,
+// and leave at the end, the caller's directory offset).
+template <typename Fn>
+void for_each_entry(int dirfd, Fn&& fn) {
   int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return out;
+  if (fd < 0) return;
   DIR* d = fdopendir(fd);
   if (!d) {
     close(fd);
-    return out;
+    return;
   }
-  while (struct dirent* e = readdir(d)) {
-    if (std::strncmp(e->d_name, "oom_dump_", 9) != 0) continue;
-    struct stat st;
-    if (fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode)) continue;
-    if (st.st_uid != geteuid()) continue;
-    out.push_back({e->d_name, st.st_mtime, bundle_bytes(dirfd, e->d_name)});
-  }
+  while (struct dirent* e = readdir(d)) fn(e->d_name);
   closedir(d);
+}
+
+// pid and host fields of a bundle name (docs/bundle-format.md).
+bool name_pid_host(const std::string& name, long* pid, std::string* host) {
+  std::vector<std::string> f;
+  size_t p = 0;
+  for (size_t q; (q = name.find('_', p)) != std::string::npos; p = q + 1) f.push_back(name.substr(p, q - p));
+  f.push_back(name.substr(p));
+  if (f.size() < 8) return false;  // oom dump <stamp> <pid> <backend> <seq> <host> <random>
+  *pid = std::strtol(f[3].c_str(), nullptr, 10);
+  *host = f[6];
+  return *pid > 0;
+}
+
+// Waits (at most ~2 s) for the directory's exclusive lock.
+bool lock_dir(int dirfd) {
+  for (int i = 0; i < 200; ++i) {
+    if (flock(dirfd, LOCK_EX | LOCK_NB) == 0) return true;
+    if (errno != EWOULDBLOCK && errno != EINTR) return false;
+    usleep(10000);
+  }
+  return false;
+}
+
+void remove_stale_tmps(int dirfd) {
+  const std::string host = bundle_host_part();
+  const int64_t now = int64_t(time(nullptr)) * 1000000000ll;
+  std::vector<std::string> stale;
+  for_each_entry(dirfd, [&](const char* n) {
+    if (std::strncmp(n, ".tmp-oom_dump_", 14) != 0) return;
+    struct stat st;
+    if (fstatat(dirfd, n, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
+        is_stale_tmp(n + 5, st, geteuid(), host, now))
+      stale.push_back(n);
+  });
+  for (const std::string& n : stale) {
+    remove_bundle_dir(dirfd, n.c_str());
+    GM_INFO("removed {}, left by a dump that never finished", n);
+  }
+}
+
+}  // namespace
+
+bool is_stale_tmp(const std::string& name, const struct stat& st, uid_t euid, const std::string& host,
+                  int64_t now_ns) {
+  if (st.st_uid != euid) return false;
+  const int64_t age = now_ns - mtime_ns(st);
+  if (age > 86400ll * 1000000000ll) return true;
+  long pid = 0;
+  std::string h;
+  if (!name_pid_host(name, &pid, &h) || h != host || pid == long(getpid())) return false;
+  return age > 60ll * 1000000000ll && kill(pid_t(pid), 0) != 0 && errno == ESRCH;
+}
+
+std::vector<BundleOnDisk> list_bundles(int dirfd) {
+  std::vector<BundleOnDisk> out;
+  for_each_entry(dirfd, [&](const char* n) {
+    if (std::strncmp(n, "oom_dump_", 9) != 0) return;
+    struct stat st;
+    if (fstatat(dirfd, n, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode)) return;
+    if (st.st_uid != geteuid()) return;
+    out.push_back({n, mtime_ns(st), bundle_bytes(dirfd, n)});
+  });
   return out;
 }
 
 std::vector<std::string> bundles_to_prune(std::vector<BundleOnDisk> bundles, uint64_t max_dumps,
-                                          uint64_t max_total_mb, const std::string& keep) {
+                                          uint64_t max_total_mb, const std::string& keep, int64_t burst_ns) {
   std::vector<std::string> out;
   if (max_dumps == 0 && max_total_mb == 0) return out;
   std::sort(bundles.begin(), bundles.end(), [](const BundleOnDisk& a, const BundleOnDisk& b) {
     return a.mtime != b.mtime ? a.mtime < b.mtime : a.name < b.name;
   });
+  // The newest burst: the longest tail whose neighbours are < burst_ns apart.
+  size_t burst = bundles.size();
+  if (burst_ns > 0)
+    while (burst > 1 && bundles[burst - 1].mtime - bundles[burst - 2].mtime < burst_ns) --burst;
+  if (burst > 0 && burst_ns > 0) --burst;  // the burst's first bundle belongs to it
+  std::reverse(bundles.begin() + std::ptrdiff_t(burst), bundles.end());
   uint64_t total = 0;
   for (auto& b : bundles) total += b.bytes;
   const uint64_t max_bytes = max_total_mb << 20;
   size_t count = bundles.size();
-  for (auto& b : bundles) {
+  for (size_t i = 0; i < bundles.size(); ++i) {
     const bool too_many = max_dumps != 0 && count > max_dumps;
     const bool too_big = max_total_mb != 0 && total > max_bytes;
     if (!too_many && !too_big) break;
-    if (b.name == keep) continue;
-    out.push_back(b.name);
-    total -= b.bytes;
+    if (bundles[i].name == keep && (burst_ns == 0 || i < burst)) continue;
+    out.push_back(bundles[i].name);
+    total -= bundles[i].bytes;
     --count;
   }
   return out;
 }
 
-void prune_bundles(int dirfd, const Config& c, const std::string& keep) {
-  if (c.max_dumps == 0 && c.max_total_mb == 0) return;
-  for (const std::string& name : bundles_to_prune(list_bundles(dirfd), c.max_dumps, c.max_total_mb, keep)) {
-    remove_bundle_dir(dirfd, name.c_str());
-    GM_INFO("pruned old bundle {}", name);
+bool prune_bundles(int dirfd, const Config& c, const std::string& keep) {
+  if (!lock_dir(dirfd)) return true;  // another process prunes; the next dump will
+  remove_stale_tmps(dirfd);
+  bool kept = true;
+  if (c.max_dumps != 0 || c.max_total_mb != 0) {
+    // A burst: failures up to an episode apart, and at least 10 s (ranks
+    // of one job fail within seconds of each other).
+    const int64_t burst_ns = int64_t(std::max<uint64_t>(c.episode_ms, 10000)) * 1000000ll;
+    for (const std::string& name : bundles_to_prune(list_bundles(dirfd), c.max_dumps, c.max_total_mb, keep, burst_ns)) {
+      remove_bundle_dir(dirfd, name.c_str());
+      if (name == keep) kept = false;
+      GM_INFO("pruned bundle {}", name);
+    }
   }
+  flock(dirfd, LOCK_UN);
+  return kept;
 }
 
 }  // namespace gpumemrec

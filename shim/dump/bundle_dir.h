@@ -63,16 +63,30 @@ class TmpBundle {
 
 struct BundleOnDisk {
   std::string name;
-  time_t mtime = 0;
+  int64_t mtime = 0;  // nanoseconds (st_mtim): when the bundle was completed
   uint64_t bytes = 0;
 };
 // This user's bundle directories (oom_dump_*) in dirfd.
 std::vector<BundleOnDisk> list_bundles(int dirfd);
 // Which bundles to remove so that at most max_dumps bundles and max_total_mb
-// MiB remain (0 = no limit): oldest first (mtime, then name), never `keep`.
+// MiB remain (0 = no limit). Bundles completed less than `burst_ns` apart
+// form a burst (the ranks of one job failing together, sharing the
+// directory). Older bursts go first, oldest first; in the newest burst the
+// LATEST go first, so that the earliest failures of an episode, the ones a
+// person needs first, are kept across ranks. `keep` (the bundle just
+// written) is never removed from an older burst (a clock step), but may be
+// from the newest one. burst_ns 0: oldest first, never `keep`.
 std::vector<std::string> bundles_to_prune(std::vector<BundleOnDisk> bundles, uint64_t max_dumps,
-                                          uint64_t max_total_mb, const std::string& keep);
-// list_bundles + bundles_to_prune + remove; logs each bundle removed.
-void prune_bundles(int dirfd, const Config& c, const std::string& keep);
+                                          uint64_t max_total_mb, const std::string& keep, int64_t burst_ns = 0);
+// Under an exclusive flock(2) on the dump directory (processes sharing it
+// prune one at a time; at most ~2 s of waiting, else this prune is skipped):
+// stale temporary directories, then list_bundles + bundles_to_prune +
+// remove. Returns false when `keep` itself was removed.
+bool prune_bundles(int dirfd, const Config& c, const std::string& keep);
+// A temporary bundle directory left by a dump that never finished (the
+// process was killed): ours (uid), and either written on this host by a pid
+// that no longer exists and untouched for a minute, or untouched for a day.
+bool is_stale_tmp(const std::string& name, const struct stat& st, uid_t euid, const std::string& host,
+                  int64_t now_ns);
 
 }  // namespace gpumemrec

@@ -104,12 +104,16 @@ void report(int dirfd, const BundleInput& in, bool ok, const std::string& why) {
   const FailureInfo* f = in.failure;
   const Config& cfg = in.recorder->cfg;
   if (ok) {
+    bool kept = true;
     try {
-      prune_bundles(dirfd, cfg, in.bundle_name);
+      kept = prune_bundles(dirfd, cfg, in.bundle_name);
     } catch (...) {
     }
     const std::string path = cfg.dir + "/" + in.bundle_name;
-    if (f) GM_WARN("{}; bundle: {}", describe_failure(*f), path);
+    if (!kept)
+      GM_WARN("{}; its bundle was pruned: the earlier failures of this episode fill GPUMEMREC_MAX_DUMPS in {}",
+              f ? describe_failure(*f) : std::string(dump_reason_name(in.reason)), cfg.dir);
+    else if (f) GM_WARN("{}; bundle: {}", describe_failure(*f), path);
     else GM_WARN("{} dump written: {}", dump_reason_name(in.reason), path);
   } else if (f) {
     GM_WARN("{}; could not write the bundle: {} (nothing left behind)", describe_failure(*f), why);

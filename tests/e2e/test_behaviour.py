@@ -64,6 +64,42 @@ def episodes_pruned():
     check(len(bundles) == 2, "expected 2 bundles after pruning, found %d" % len(bundles))
 
 
+def ranks_share_dir():
+    """16 processes (the ranks of one job) OOMing at once into one directory
+    with GPUMEMREC_MAX_DUMPS=5, four rounds (issue 11, item 10): pruning is
+    serialised by a lock on the directory, so after every round exactly 5
+    bundles remain; in a burst the earliest are kept, and what each process
+    says on stderr is true (its "bundle:" path exists, a pruned one does not)."""
+    import tempfile
+    from gm_e2e import base_env, preload_env
+    work = tempfile.mkdtemp(prefix="gpumemrec-ranks-")
+    dumps = os.path.join(work, "dumps")
+    reported = set()
+    for rnd in range(4):
+        procs = []
+        for rank in range(16):
+            env = base_env(256 << 20)
+            env.update({"LD_PRELOAD": preload_env(), "GPUMEMREC_DIR": dumps, "GPUMEMREC_MAX_DUMPS": "5",
+                        "GPUMEMREC_MAX_TOTAL_MB": "0", "RANK": str(rank), "WORLD_SIZE": "16"})
+            procs.append(subprocess.Popen([program("rt_linked"), "cudaMalloc", str(CHUNK)], env=env, cwd=work,
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True))
+        for p in procs:
+            _, err = p.communicate(timeout=120)
+            check(p.returncode == 0, "round %d: a rank exited %d: %s" % (rnd, p.returncode, err[-500:]))
+            for m in re.finditer(r"bundle: (\S+)", err):
+                reported.add(os.path.basename(m.group(1)))
+        kept = sorted(n for n in os.listdir(dumps) if n.startswith("oom_dump_"))
+        check(len(kept) == 5, "round %d: %d bundles kept, not 5: %r" % (rnd, len(kept), kept))
+        check(not [n for n in os.listdir(dumps) if n.startswith(".tmp-")], "round %d: temporary left" % rnd)
+        check(set(kept) <= reported, "round %d: a kept bundle was never reported: %r" % (rnd, set(kept) - reported))
+        stale = [n for n in reported if n not in kept and os.path.exists(os.path.join(dumps, n))]
+        check(not stale, "round %d: %r" % (rnd, stale))
+    # All 64 failures came within seconds: one burst, whose 5 earliest stay
+    # (the first round's).
+    times = sorted(os.stat(os.path.join(dumps, n)).st_mtime_ns for n in os.listdir(dumps) if n.startswith("oom_dump_"))
+    check(len(times) == 5, "bundles at the end: %d" % len(times))
+
+
 BAD_VALUES = {
     "GPUMEMREC_RING_EVENTS": "lots", "GPUMEMREC_STACK_DEPTH": "-1", "GPUMEMREC_EPISODE_MS": "1e3",
     "GPUMEMREC_MAX_DUMPS": "", "GPUMEMREC_MAX_TOTAL_MB": "99999999999999999999999", "GPUMEMREC_LOG_LEVEL": "loud",
@@ -129,7 +165,8 @@ def nvcc(name):
 
 CASES = {
     "fidelity": fidelity, "dlsym_pseudo_handles": dlsym_pseudo_handles, "disable": disable,
-    "episode_one_bundle": episode_one_bundle, "episodes_pruned": episodes_pruned, "bad_config": bad_config,
+    "episode_one_bundle": episode_one_bundle, "episodes_pruned": episodes_pruned, "ranks_share_dir": ranks_share_dir,
+    "bad_config": bad_config,
     "unwritable_dir": unwritable_dir, "stack_depth_off": stack_depth_off, "threads_ledger": threads_ledger,
     "nvcc_static": nvcc("nvcc_static"), "nvcc_shared": nvcc("nvcc_shared"),
 }

@@ -54,6 +54,41 @@ TEST(BundleDir, PruneNeverRemovesTheBundleJustWritten) {
   EXPECT_EQ(bundles_to_prune(same, 1, 0, "oom_dump_3"), (std::vector<std::string>{"oom_dump_1", "oom_dump_2"}));
 }
 
+TEST(BundleDir, PruneKeepsTheEarliestOfTheNewestBurst) {
+  const int64_t s = 1000000000ll;
+  // An old burst (a, b) and the newest one (c..g, ranks failing together).
+  std::vector<BundleOnDisk> b = {{"a", 0, 1},        {"b", 1 * s, 1},    {"c", 100 * s, 1}, {"d", 101 * s, 1},
+                                 {"e", 102 * s, 1},  {"f", 102 * s, 1},  {"g", 103 * s, 1}};
+  // MAX_DUMPS 5: the old burst goes first, oldest first.
+  EXPECT_EQ(bundles_to_prune(b, 5, 0, "g", 10 * s), (std::vector<std::string>{"a", "b"}));
+  // MAX_DUMPS 3: then the newest burst's latest, the one just written included.
+  EXPECT_EQ(bundles_to_prune(b, 3, 0, "g", 10 * s), (std::vector<std::string>{"a", "b", "g", "f"}));
+  // Without bursts: oldest first, never the one just written.
+  EXPECT_EQ(bundles_to_prune(b, 3, 0, "g", 0), (std::vector<std::string>{"a", "b", "c", "d"}));
+  // `keep` in an older burst (a clock step) stays.
+  EXPECT_EQ(bundles_to_prune(b, 6, 0, "a", 10 * s), (std::vector<std::string>{"b"}));
+}
+
+TEST(BundleDir, StaleTemporaryDirectories) {
+  const int64_t s = 1000000000ll;
+  struct stat st = {};
+  st.st_uid = geteuid();
+  st.st_mtim.tv_sec = 1000;
+  const int64_t t = 1000 * s;
+  // A pid that cannot exist (above pid_max) on this host, untouched for 2 min: stale.
+  const std::string dead = "oom_dump_20261121T140305Z_2147483600_cuda_1_node7_0123abcd";
+  EXPECT_TRUE(is_stale_tmp(dead, st, geteuid(), "node7", t + 120 * s));
+  EXPECT_FALSE(is_stale_tmp(dead, st, geteuid(), "node7", t + 30 * s));   // too recent
+  EXPECT_FALSE(is_stale_tmp(dead, st, geteuid(), "other", t + 120 * s));  // another host's
+  EXPECT_TRUE(is_stale_tmp(dead, st, geteuid(), "other", t + 2 * 86400 * s));  // a day old
+  EXPECT_FALSE(is_stale_tmp(dead, st, geteuid() + 1, "node7", t + 2 * 86400 * s));  // not ours
+  // A live process's (ours): never.
+  const std::string live = "oom_dump_20261121T140305Z_" + std::to_string(getppid()) + "_cuda_1_node7_0123abcd";
+  EXPECT_FALSE(is_stale_tmp(live, st, geteuid(), "node7", t + 120 * s));
+  // Old five-field names carry no host: only the age rule.
+  EXPECT_FALSE(is_stale_tmp("oom_dump_20261121T140305Z_2147483600_cuda_1", st, geteuid(), "node7", t + 120 * s));
+}
+
 TEST(BundleDir, PrunesOnDiskOnlyOwnBundleDirectories) {
   const std::string d = make_tmpdir();
   for (const char* n : {"oom_dump_1", "oom_dump_2", "oom_dump_3"}) {
@@ -68,10 +103,12 @@ TEST(BundleDir, PrunesOnDiskOnlyOwnBundleDirectories) {
   Config c;
   c.max_dumps = 1;
   c.max_total_mb = 0;
-  prune_bundles(fd, c, "oom_dump_2");
+  // Made within the same burst: the earliest stays, even over the one just
+  // written (which prune_bundles reports as removed).
+  EXPECT_FALSE(prune_bundles(fd, c, "oom_dump_2"));
   close(fd);
-  EXPECT_FALSE(exists(d + "/oom_dump_1"));
-  EXPECT_TRUE(exists(d + "/oom_dump_2"));
+  EXPECT_TRUE(exists(d + "/oom_dump_1"));
+  EXPECT_FALSE(exists(d + "/oom_dump_2"));
   EXPECT_FALSE(exists(d + "/oom_dump_3"));
   EXPECT_TRUE(exists(d + "/oom_dump_file"));
   EXPECT_TRUE(exists(d + "/oom_dump_link"));
