@@ -114,6 +114,30 @@ uint64_t bundle_bytes(int dirfd, const char* name) {
 
 }  // namespace
 
+void remove_own_tmp_bundles(const char* dir, long pid) {
+  char digits[24];
+  int nd = 0;
+  for (long v = pid; nd < 20 && (v > 0 || nd == 0); v /= 10) digits[nd++] = char('0' + v % 10);
+  char want[24];  // "<pid>_"
+  for (int i = 0; i < nd; ++i) want[i] = digits[nd - 1 - i];
+  want[nd] = '_';
+  want[nd + 1] = '\0';
+  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return;
+  alignas(8) char buf[4096];
+  long n = syscall(SYS_getdents64, fd, buf, sizeof buf);
+  // ".tmp-" + "oom_dump_" + "YYYYmmddTHHMMSSZ" + "_": the pid starts at 31.
+  constexpr size_t kPidAt = 5 + 9 + 16 + 1;
+  for (long off = 0; off < n;) {
+    auto* d = reinterpret_cast<Dirent64*>(buf + off);
+    if (std::strncmp(d->name, ".tmp-oom_dump_", 14) == 0 && std::strlen(d->name) > kPidAt &&
+        std::strncmp(d->name + kPidAt, want, size_t(nd) + 1) == 0)
+      remove_bundle_dir(fd, d->name);
+    off += d->reclen;
+  }
+  close(fd);
+}
+
 void remove_bundle_dir(int dirfd, const char* name) {
   int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd >= 0) {

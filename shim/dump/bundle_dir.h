@@ -32,6 +32,10 @@ std::string tmp_bundle_name(const std::string& name);
 // Removes directory `name` (in dirfd) and the regular files in it, without
 // allocating (a failed dump may have run out of memory).
 void remove_bundle_dir(int dirfd, const char* name);
+// Removes every temporary bundle directory of process `pid` in `dir`
+// (system calls only, no allocation: for exit() called from a signal handler
+// on the thread that was writing, possibly before it noted its directory).
+void remove_own_tmp_bundles(const char* dir, long pid);
 
 // A bundle being written: the temporary directory, removed on destruction
 // unless published.

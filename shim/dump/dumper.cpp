@@ -182,6 +182,10 @@ void wait_for_dump_at_exit() {
     int dirfd = -1;
     char tmp[256];
     if (dump_slot_tmp(&dirfd, tmp, sizeof tmp)) remove_bundle_dir(dirfd, tmp);
+    // The signal may have come between the mkdir of the temporary directory
+    // and its note in the slot: one dumper per process, so any temporary
+    // directory with our pid is the one being written.
+    if (Recorder* r = recorder()) remove_own_tmp_bundles(r->cfg.dir.c_str(), long(getpid()));
     return;
   }
   wait_while_dumping(10000);
