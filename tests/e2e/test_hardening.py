@@ -783,10 +783,14 @@ def episode_threads():
         lines = [l for l in r.stderr.splitlines() if l.startswith("gpumemrec")]
         check(len(lines) == 1 and "bundle: " in lines[0], "%s threads: expected one line on stderr, got %d:\n%s" %
               (threads, len(lines), "\n".join(lines[:10])))
-        # The ring holds the whole run: no out-of-memory event before the one
-        # the bundle describes.
+        # The ring holds the whole run: the bundle describes the episode's
+        # first failure. Threads failing at the same instant race for the
+        # dump slot, and their clock readings (microseconds in events.json,
+        # made non-decreasing in seq order) can differ by a little: the
+        # bundle's failure must be among those of the first few milliseconds,
+        # never one of the later retries.
         first = min(e["timestamp"] for e in b.events if e["event_type"] == "oom")
-        check(abs(b.metadata["timestamp"] - first) < 1e-6, "the bundle is not the first failure's (%r, first %r)" %
+        check(b.metadata["timestamp"] - first < 0.005, "the bundle is not the first failure's (%r, first %r)" %
               (b.metadata["timestamp"], first))
     # Every failure its own episode (GPUMEMREC_EPISODE_MS=0): failures that
     # come while another bundle is being written are events in it, and are
