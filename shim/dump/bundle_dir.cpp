@@ -69,7 +69,6 @@ int open_dump_dir(const std::string& dir, std::string* why) {
   return fd;
 }
 
-std::string tmp_bundle_name(const std::string& name) { return ".tmp-" + name; }
 
 namespace {
 
@@ -146,20 +145,6 @@ void remove_bundle_dir(int dirfd, const char* name) {
     close(fd);
   }
   unlinkat(dirfd, name, AT_REMOVEDIR);
-}
-
-bool TmpBundle::create(std::string* why) {
-  if (mkdirat(dirfd_, tmp_.c_str(), 0700) != 0) {
-    *why = "cannot create " + tmp_ + ": " + std::strerror(errno);
-    return false;
-  }
-  created_ = true;
-  fd_ = openat(dirfd_, tmp_.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd_ < 0) {
-    *why = "cannot open " + tmp_ + ": " + std::strerror(errno);
-    return false;
-  }
-  return true;
 }
 
 bool TmpBundle::claim(uint64_t realtime_ns, Backend backend, int seq, std::string* why) {

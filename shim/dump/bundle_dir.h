@@ -26,8 +26,6 @@ int open_dump_dir(const std::string& dir, std::string* why);
 const char* untrusted_dir_reason(const struct stat& st, uid_t euid);
 
 // Bundle names and claiming one: shim/dump/bundle_name.h.
-// ".tmp-<name>": where a bundle is written before it is renamed into place.
-std::string tmp_bundle_name(const std::string& name);
 
 // Removes directory `name` (in dirfd) and the regular files in it, without
 // allocating (a failed dump may have run out of memory).
@@ -41,13 +39,11 @@ void remove_own_tmp_bundles(const char* dir, long pid);
 // unless published.
 class TmpBundle {
  public:
-  TmpBundle(int dirfd, std::string name) : dirfd_(dirfd), name_(std::move(name)), tmp_(tmp_bundle_name(name_)) {}
   // A fresh unique name is claimed by claim() (bundle_name.h).
   explicit TmpBundle(int dirfd) : dirfd_(dirfd) {}
   ~TmpBundle() { discard(); }
   TmpBundle(const TmpBundle&) = delete;
   TmpBundle& operator=(const TmpBundle&) = delete;
-  bool create(std::string* why);  // mkdir 0700 + open
   // Claims a unique name (its temporary directory, made by mkdir: a
   // collision with another process's name retries) and opens it.
   bool claim(uint64_t realtime_ns, Backend backend, int seq, std::string* why);

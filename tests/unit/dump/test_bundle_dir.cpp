@@ -26,11 +26,6 @@ bool exists(const std::string& p) {
 
 }  // namespace
 
-TEST(BundleDir, TemporaryNameOfABundle) {
-  // Names themselves: test_bundle_name.cpp.
-  EXPECT_EQ(tmp_bundle_name("oom_dump_x"), ".tmp-oom_dump_x");
-}
-
 TEST(BundleDir, PruneKeepsTheNewestWithinTheCount) {
   std::vector<BundleOnDisk> b = {{"oom_dump_c", 30, 1}, {"oom_dump_a", 10, 1}, {"oom_dump_b", 20, 1}};
   EXPECT_EQ(bundles_to_prune(b, 2, 0, "oom_dump_c"), (std::vector<std::string>{"oom_dump_a"}));
@@ -118,32 +113,36 @@ TEST(BundleDir, TmpBundleIsRemovedUnlessPublished) {
   const std::string d = make_tmpdir();
   int fd = open(d.c_str(), O_RDONLY | O_DIRECTORY);
   ASSERT_GE(fd, 0);
-  std::string why;
+  const uint64_t ns = 1763726585ull * 1000000000ull;
+  std::string why, name;
   {
-    TmpBundle t(fd, "oom_dump_x");
-    ASSERT_TRUE(t.create(&why)) << why;
+    TmpBundle t(fd);
+    ASSERT_TRUE(t.claim(ns, Backend::kCuda, 1, &why)) << why;
     int f = openat(t.fd(), "events.json", O_WRONLY | O_CREAT | O_EXCL, 0600);
     ASSERT_GE(f, 0);
     close(f);
-    EXPECT_TRUE(exists(d + "/.tmp-oom_dump_x/events.json"));
+    EXPECT_TRUE(exists(d + "/" + t.tmp_name() + "/events.json"));
+    name = t.tmp_name();
   }
-  EXPECT_FALSE(exists(d + "/.tmp-oom_dump_x"));
+  EXPECT_FALSE(exists(d + "/" + name));
   {
-    TmpBundle t(fd, "oom_dump_y");
-    ASSERT_TRUE(t.create(&why)) << why;
+    TmpBundle t(fd);
+    ASSERT_TRUE(t.claim(ns, Backend::kCuda, 2, &why)) << why;
     int f = openat(t.fd(), "events.json", O_WRONLY | O_CREAT | O_EXCL, 0600);
     close(f);
     EXPECT_TRUE(t.publish(&why)) << why;
+    EXPECT_TRUE(exists(d + "/" + t.name()));
+    EXPECT_FALSE(exists(d + "/" + t.tmp_name()));
   }
-  EXPECT_TRUE(exists(d + "/oom_dump_y"));
-  EXPECT_FALSE(exists(d + "/.tmp-oom_dump_y"));
   {
-    TmpBundle t(fd, "oom_dump_y");  // the name is taken: publishing fails, nothing left
-    ASSERT_TRUE(t.create(&why));
-    int f = openat(t.fd(), "x", O_WRONLY | O_CREAT | O_EXCL, 0600);
-    close(f);
+    TmpBundle t(fd);
+    ASSERT_TRUE(t.claim(ns, Backend::kCuda, 3, &why)) << why;
+    // Someone takes the name meanwhile: publishing fails, nothing is left.
+    ASSERT_EQ(mkdirat(fd, t.name().c_str(), 0700), 0);
+    ASSERT_EQ(close(openat(fd, (t.name() + "/x").c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600)), 0);
     EXPECT_FALSE(t.publish(&why));
+    name = t.tmp_name();
   }
-  EXPECT_FALSE(exists(d + "/.tmp-oom_dump_y"));
+  EXPECT_FALSE(exists(d + "/" + name));
   close(fd);
 }
