@@ -1,32 +1,65 @@
 // caching_alloc: a training loop over a caching allocator that behaves like
-// PyTorch's (c10/cuda/CUDACachingAllocator.cpp, DeviceCachingAllocator::malloc):
-// when cudaMalloc fails it clears the runtime's error, frees cached blocks
-// that cover the request ("release_available_cached_blocks") and retries,
-// then frees every cached block ("release_cached_blocks", after a
-// synchronize) and retries once more; only then is the out-of-memory fatal
-// (torch.OutOfMemoryError). One user-visible OOM is up to three driver-level
-// failures, and most driver-level failures are recovered from.
+// PyTorch's (pytorch/pytorch c10/cuda/CUDACachingAllocator.cpp,
+// DeviceCachingAllocator::malloc): when cudaMalloc fails it clears the
+// runtime's error, frees cached blocks that cover the request
+// (release_available_cached_blocks: the smallest cached block that covers
+// it, else the largest ones until enough is freed; false when not enough
+// could be freed) and retries, then frees every cached block
+// (release_cached_blocks, after a synchronize; it always returns true, so
+// this last attempt is always made) and retries once more; only then is the
+// out-of-memory fatal (torch.OutOfMemoryError). One user-visible OOM is up
+// to three driver-level failures, and most driver-level failures are
+// recovered from. (With PyTorch's default max_split_size, SIZE_MAX,
+// release_available_cached_blocks returns false at once; this program
+// behaves like a job that sets max_split_size_mb, where it frees blocks.)
 //
-//   caching_alloc [threads=1] [steps=100] [block=4194304] [fatal=1]
+//   caching_alloc [threads=1] [steps=100] [block=4194304] [fatal=1] [seconds=S] [compute_us=U] [warmup=W] [log=1]
+//
+// Positional arguments first; `seconds=S` (duration mode) makes every thread
+// run steps until S seconds have passed since the start (`steps` is then
+// ignored); `compute_us=U` makes each step hold its blocks for U
+// microseconds (sleeping, like a step waiting for its kernels) before it
+// frees them: a training-like pace; `warmup=W` makes W cudaMalloc/cudaFree
+// pairs of 256 bytes before the first step (a recorder's ring is full when a
+// long job first fails: 65,536 events by default); `log=1` prints one line per
+// request that failed at the driver.
 //
 // Every step of every thread allocates blocks of a size class the cache
-// cannot serve (the size alternates between step parities), 12 blocks a step, so with a device
-// of 16 blocks (FAKEGPU_CAPACITY=16*block) each step after the first fills
-// the device through the cache and recovers from one out-of-memory. The
-// threads share one allocator; like PyTorch (which drops its lock around
-// cudaMalloc in alloc_block) the mutex is not held during cudaMalloc.
-// With fatal=1 the last request is larger than the device: all three
-// attempts fail and the program reports a fatal OOM (and exits 0).
+// mostly cannot serve (the size alternates between step parities), 12
+// blocks a step, so with a device of 16 blocks (FAKEGPU_CAPACITY=16*block)
+// each step after the first fills the device through the cache and recovers
+// from out-of-memory failures. The threads share one allocator; like
+// PyTorch (which drops its lock around cudaMalloc in alloc_block) the mutex
+// is not held during cudaMalloc. A request that fails for good (threads
+// competing for the device) ends that thread's step early, like a job that
+// catches torch.OutOfMemoryError and skips the batch.
+// With fatal=1 the last request (main thread, after the others joined) is
+// larger than the device: every attempt of the chain fails and the program
+// reports a fatal OOM (and exits 0).
+//
+// Counts (TOTAL line):
+//   driver_ooms     failed cudaMalloc calls (several per request)
+//   recovered       requests whose first cudaMalloc failed and which then
+//                   succeeded (one recovered out-of-memory episode each when
+//                   a single thread allocates)
+//   failed_requests step requests that failed for good (not the final one)
+//   max_step_us / p99_step_us  wall time of one training step's allocations
+//                   (all threads; the compute_us pause is not included)
 // Output:
-//   START prog=caching_alloc threads=<t> steps=<s> block=<b>
-//   TOTAL steps=<n> driver_ooms=<n> recovered=<n> fatal=<0|1> max_step_us=<us>
+//   START prog=caching_alloc threads=<t> steps=<s> block=<b> seconds=<S> compute_us=<U>
+//   RECOVERED tid=<Linux thread id> size=<b> freed=<bytes this request's releases freed> attempts=<n>  (log=1)
+//   FAILED tid=<t> size=<b> freed=<b> attempts=<n>       (log=1; the last one is the final fatal request)
+//   TOTAL steps=<n> driver_ooms=<n> recovered=<n> failed_requests=<n> fatal=<0|1> max_step_us=<us> p99_step_us=<us>
 //   DONE live_count=<n> live_bytes=<b>
 #include <cuda_runtime_api.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <mutex>
+#include <string>
 #include <thread>
 
 #include "prog_common.h"
@@ -41,7 +74,7 @@ struct Block {
 struct CachingAllocator {
   std::mutex mu;
   std::vector<Block> cached;  // freed by the program, still held on the device
-  std::atomic<int> driver_ooms{0}, recovered{0};
+  std::atomic<int> driver_ooms{0}, recovered{0}, failed{0};
 
   bool take_cached(uint64_t size, Block* out) {
     std::lock_guard<std::mutex> g(mu);
@@ -53,21 +86,38 @@ struct CachingAllocator {
       }
     return false;
   }
-  // Frees cached blocks until `need` bytes are released (0: all of them).
-  bool release(uint64_t need) {
+  // Chooses what to free: need == 0 all of it; otherwise the smallest block
+  // that covers `need`, else the largest blocks until `need` is covered.
+  std::vector<Block> pick_victims(uint64_t need) {
+    std::lock_guard<std::mutex> g(mu);
+    std::sort(cached.begin(), cached.end(), [](const Block& a, const Block& b) { return a.size < b.size; });
     std::vector<Block> victims;
-    {
-      std::lock_guard<std::mutex> g(mu);
-      std::sort(cached.begin(), cached.end(), [](const Block& a, const Block& b) { return a.size < b.size; });  // largest last
-      uint64_t freed = 0;
-      while (!cached.empty() && (need == 0 || freed < need)) {
-        freed += cached.back().size;
-        victims.push_back(cached.back());
-        cached.pop_back();
+    if (need != 0) {
+      auto it = std::find_if(cached.begin(), cached.end(), [&](const Block& b) { return b.size >= need; });
+      if (it != cached.end()) {
+        victims.push_back(*it);
+        cached.erase(it);
+        return victims;
       }
     }
-    for (auto& b : victims) cudaFree(b.ptr);
-    return !victims.empty();
+    uint64_t freed = 0;
+    while (!cached.empty() && (need == 0 || freed < need)) {
+      freed += cached.back().size;
+      victims.push_back(cached.back());
+      cached.pop_back();
+    }
+    return victims;
+  }
+  // release_available_cached_blocks (need > 0): true when `need` bytes were
+  // freed. release_cached_blocks (need == 0): always true.
+  bool release(uint64_t need, uint64_t* freed_total) {
+    uint64_t freed = 0;
+    for (auto& b : pick_victims(need)) {
+      cudaFree(b.ptr);
+      freed += b.size;
+    }
+    *freed_total += freed;
+    return need == 0 || freed >= need;
   }
   void give_back(const Block& b) {
     std::lock_guard<std::mutex> g(mu);
@@ -76,11 +126,13 @@ struct CachingAllocator {
 };
 
 CachingAllocator g_alloc;
+bool g_log = false;
 
 }  // namespace
 
-extern "C" PROG_NOINLINE bool alloc_block_cudamalloc(uint64_t size, Block* out) {
+extern "C" PROG_NOINLINE bool alloc_block_cudamalloc(uint64_t size, Block* out, int* attempts) {
   void* p = nullptr;
+  ++*attempts;
   if (cudaMalloc(&p, size) == cudaSuccess) {
     *out = Block{p, size};
     return true;
@@ -93,14 +145,19 @@ extern "C" PROG_NOINLINE bool alloc_block_cudamalloc(uint64_t size, Block* out) 
 // The retry chain of DeviceCachingAllocator::malloc.
 extern "C" PROG_NOINLINE bool caching_malloc(uint64_t size, Block* out) {
   if (g_alloc.take_cached(size, out)) return true;
-  if (alloc_block_cudamalloc(size, out)) return true;
-  const bool ok = (g_alloc.release(size) && alloc_block_cudamalloc(size, out)) ||
-                  (g_alloc.release(0) && alloc_block_cudamalloc(size, out));
-  if (ok) g_alloc.recovered.fetch_add(1);
+  int attempts = 0;
+  if (alloc_block_cudamalloc(size, out, &attempts)) return true;
+  uint64_t freed = 0;
+  const bool ok = (g_alloc.release(size, &freed) && alloc_block_cudamalloc(size, out, &attempts)) ||
+                  (g_alloc.release(0, &freed) && alloc_block_cudamalloc(size, out, &attempts));
+  (ok ? g_alloc.recovered : g_alloc.failed).fetch_add(1);
+  if (g_log)
+    printf("%s tid=%ld size=%" PRIu64 " freed=%" PRIu64 " attempts=%d\n", ok ? "RECOVERED" : "FAILED",
+           long(syscall(SYS_gettid)), size, freed, attempts);
   return ok;
 }
 
-extern "C" PROG_NOINLINE int64_t training_step(int step, uint64_t block, int blocks) {
+extern "C" PROG_NOINLINE int64_t training_step(int step, uint64_t block, int blocks, long compute_us) {
   const auto t0 = std::chrono::steady_clock::now();
   const uint64_t size = block + uint64_t(step % 2) * 4096;  // a size class the cache cannot serve
   std::vector<Block> held;
@@ -109,38 +166,85 @@ extern "C" PROG_NOINLINE int64_t training_step(int step, uint64_t block, int blo
     if (!caching_malloc(size, &b)) break;
     held.push_back(b);
   }
+  const auto t1 = std::chrono::steady_clock::now();
+  if (compute_us > 0) std::this_thread::sleep_for(std::chrono::microseconds(compute_us));
   for (auto& b : held) g_alloc.give_back(b);  // tensors die, the cache keeps them
-  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0).count();
+  return std::chrono::duration_cast<std::chrono::microseconds>(t1 - t0).count();
 }
+
+namespace {
+
+struct Options {
+  int threads = 1, steps = 100;
+  uint64_t block = 4 << 20;
+  bool fatal = true;
+  double seconds = 0;  // > 0: duration mode
+  long compute_us = 0;
+  long warmup = 0;
+};
+
+Options parse(int argc, char** argv) {
+  Options o;
+  int pos = 0;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a.rfind("seconds=", 0) == 0) o.seconds = std::atof(a.c_str() + 8);
+    else if (a.rfind("compute_us=", 0) == 0) o.compute_us = std::atol(a.c_str() + 11);
+    else if (a.rfind("warmup=", 0) == 0) o.warmup = std::atol(a.c_str() + 7);
+    else if (a.rfind("log=", 0) == 0) g_log = std::atoi(a.c_str() + 4) != 0;
+    else
+      switch (pos++) {
+        case 0: o.threads = static_cast<int>(prog_parse_size(argv[i], 1)); break;
+        case 1: o.steps = static_cast<int>(prog_parse_size(argv[i], 100)); break;
+        case 2: o.block = prog_parse_size(argv[i], 4 << 20); break;
+        case 3: o.fatal = std::atoi(argv[i]) != 0; break;
+        default: fprintf(stderr, "unexpected argument '%s'\n", argv[i]); exit(2);
+      }
+  }
+  return o;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   prog_init_stdout();
-  const int threads = static_cast<int>(prog_parse_size(argc > 1 ? argv[1] : nullptr, 1));
-  const int steps = static_cast<int>(prog_parse_size(argc > 2 ? argv[2] : nullptr, 100));
-  const uint64_t block = prog_parse_size(argc > 3 ? argv[3] : nullptr, 4 << 20);
-  const bool fatal = argc > 4 ? std::atoi(argv[4]) != 0 : true;
-  printf("START prog=caching_alloc threads=%d steps=%d block=%" PRIu64 "\n", threads, steps, block);
+  const Options o = parse(argc, argv);
+  printf("START prog=caching_alloc threads=%d steps=%d block=%" PRIu64 " seconds=%g compute_us=%ld\n", o.threads,
+         o.steps, o.block, o.seconds, o.compute_us);
   const int per_thread_blocks = 12;
-  std::atomic<int64_t> max_us{0};
+  for (long i = 0; i < o.warmup; ++i) {
+    void* p = nullptr;
+    if (cudaMalloc(&p, 256) != cudaSuccess || cudaFree(p) != cudaSuccess) prog_fail("warmup", 0);
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(o.seconds);
+  std::vector<std::vector<int64_t>> step_us(size_t(o.threads));
   std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t)
-    pool.emplace_back([&] {
-      for (int s = 0; s < steps; ++s) {
-        int64_t us = training_step(s, block, per_thread_blocks);
-        int64_t cur = max_us.load();
-        while (us > cur && !max_us.compare_exchange_weak(cur, us)) {
-        }
-      }
+  for (int t = 0; t < o.threads; ++t)
+    pool.emplace_back([&o, &deadline, &step_us, t] {
+      std::vector<int64_t>& mine = step_us[size_t(t)];
+      for (int s = 0; o.seconds > 0 ? std::chrono::steady_clock::now() < deadline : s < o.steps; ++s)
+        mine.push_back(training_step(s, o.block, per_thread_blocks, o.compute_us));
     });
   for (auto& th : pool) th.join();
+  std::vector<int64_t> all;
+  for (auto& v : step_us) all.insert(all.end(), v.begin(), v.end());
+  std::sort(all.begin(), all.end());
+  const int64_t max_us = all.empty() ? 0 : all.back();
+  const int64_t p99_us = all.empty() ? 0 : all[(all.size() * 99 + 99) / 100 - 1];
   int fatal_seen = 0;
-  if (fatal) {
+  if (o.fatal) {
     Block b;
-    if (!caching_malloc(block * 1024, &b)) fatal_seen = 1;  // torch.OutOfMemoryError
+    if (!caching_malloc(o.block * 1024, &b)) {
+      fatal_seen = 1;  // torch.OutOfMemoryError
+      g_alloc.failed.fetch_sub(1);  // counted as fatal, not as a step's failed request
+    }
   }
-  printf("TOTAL steps=%d driver_ooms=%d recovered=%d fatal=%d max_step_us=%" PRId64 "\n", steps * threads,
-         g_alloc.driver_ooms.load(), g_alloc.recovered.load(), fatal_seen, max_us.load());
-  g_alloc.release(0);
+  printf("TOTAL steps=%zu driver_ooms=%d recovered=%d failed_requests=%d fatal=%d max_step_us=%" PRId64
+         " p99_step_us=%" PRId64 "\n",
+         all.size(), g_alloc.driver_ooms.load(), g_alloc.recovered.load(), g_alloc.failed.load(), fatal_seen, max_us,
+         p99_us);
+  uint64_t ignored = 0;
+  g_alloc.release(0, &ignored);
   LiveSet none;
   prog_print_done(none);
   return 0;
