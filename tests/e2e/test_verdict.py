@@ -289,13 +289,13 @@ DEATHS = {  # mode: (exit status as subprocess reports it, outcome_detail start)
 }
 
 
-def same_death(argv, expected_rc):
+def same_death(argv, expected_rc, env_extra=None):
     """Runs argv without and with the shim: same exit status (or signal) and
     the same output; returns the run with the shim."""
     a = run(argv, preload=False, preexec_fn=no_core, env_extra=NO_LEDGER, timeout=120)
     check(a.rc == expected_rc, "%s without the shim: status %d, expected %d (the test is wrong)\n%s" %
           (argv[1:], a.rc, expected_rc, a.stderr[-800:]))
-    b = run(argv, preexec_fn=no_core, env_extra=NO_LEDGER, timeout=120)
+    b = run(argv, preexec_fn=no_core, env_extra=dict(NO_LEDGER, **(env_extra or {})), timeout=120)
     check(b.rc == a.rc, "%s: status %d with the shim, %d without\n%s" % (argv[1:], b.rc, a.rc, b.stderr[-1500:]))
     check(normalized(a.stdout) == normalized(b.stdout), "%s: output differs with the shim:\n%s\n---\n%s" %
           (argv[1:], a.stdout, b.stdout))
@@ -314,6 +314,13 @@ def death_after_oom(mode):
             bundle.check_well_formed()
             check(bundle.metadata["requested_bytes"] == OOM_SIZE, "not the failure's bundle")
             check_outcome(bundle, "fatal", detail)
+        # Dying well after the verdict (GPUMEMREC_EPISODE_MS=500, death at
+        # 1.5 s): the bundle was already marked fatal by the timeout, and
+        # stays so.
+        b = same_death([hard("after_oom"), mode, "1500"], rc, {"GPUMEMREC_EPISODE_MS": "500"})
+        bundle = b.only_bundle()
+        bundle.check_well_formed()
+        check_outcome(bundle, "fatal", "not recovered: no retry of the request succeeded within 500 ms")
     return case
 
 
@@ -333,8 +340,18 @@ def start(argv, env_extra=None):
 def death_after_oom_kill():
     """SIGKILL one second after the failed call returned: the writer has
     finished by then (default ring, a few thousand live allocations); the
-    verdict was never known: outcome "unknown"."""
-    p, dumpdir = start([hard("after_oom"), "wait"], NO_LEDGER)
+    verdict was never known: outcome "unknown". Killed 5 s after a failure
+    with GPUMEMREC_EPISODE_MS=500: the verdict (fatal) was written before,
+    and its stderr line said."""
+    kill_after(1.0, {}, "unknown")
+    err = kill_after(5.0, {"GPUMEMREC_EPISODE_MS": "500"}, "fatal")
+    lines = [l for l in shim_lines(err) if "bundle: " in l]
+    check(len(lines) == 1 and "not recovered (fatal)" in lines[0], "the verdict was not said before the kill:\n%s"
+          % err[-1500:])
+
+
+def kill_after(seconds, env_extra, outcome):
+    p, dumpdir = start([hard("after_oom"), "wait"], dict(NO_LEDGER, **env_extra))
     watchdog = threading.Timer(120, p.kill)
     watchdog.start()
     try:
@@ -344,20 +361,22 @@ def death_after_oom_kill():
             if line.startswith("OOM "):
                 break
         check(lines and lines[-1].startswith("OOM rc=2"), "no out-of-memory line: %s" % lines)
-        time.sleep(1.0)
+        time.sleep(seconds)
         p.kill()
         out, err = p.communicate(timeout=60)
     finally:
         watchdog.cancel()
     check(p.returncode == -signal.SIGKILL, "status %d (expected the SIGKILL)\n%s" % (p.returncode, err[-1500:]))
     names = sorted(os.listdir(dumpdir)) if os.path.isdir(dumpdir) else []
-    check(not [n for n in names if n.startswith(".tmp")], "half-written bundle 1 s after the failure: %s" % names)
+    check(not [n for n in names if n.startswith(".tmp")], "half-written bundle %.1f s after the failure: %s" %
+          (seconds, names))
     bundles = [n for n in names if n.startswith("oom_dump_")]
     check(len(bundles) == 1, "expected one bundle, found %s\n%s" % (names, err[-1500:]))
     b = Bundle(os.path.join(dumpdir, bundles[0]))
     b.check_well_formed()
-    check_outcome(b, "unknown")
-    print("death_after_oom_kill: %s" % [l for l in err.splitlines() if l.startswith("OOMCALL")])
+    check_outcome(b, outcome)
+    print("death_after_oom_kill after %.1f s: %s" % (seconds, [l for l in err.splitlines() if l.startswith("OOMCALL")]))
+    return err
 
 
 def death_after_oom_handlers():
