@@ -162,8 +162,9 @@ def recover_minute():
     check(r.rc == 0, "caching_alloc exited %d:\n%s" % (r.rc, r.stderr[-1500:]))
     t = total(r.stdout)
     print("recover_minute: %d steps in %d s, %d driver failures, %d recovered requests, max step %.1f ms, "
-          "p99 %.2f ms" % (t["steps"], seconds, t["driver_ooms"], t["recovered"], t["max_step_us"] / 1000.0,
-                           t["p99_step_us"] / 1000.0))
+          "p99 %.2f ms, longest failed call %.1f ms" % (t["steps"], seconds, t["driver_ooms"], t["recovered"],
+                                                        t["max_step_us"] / 1000.0, t["p99_step_us"] / 1000.0,
+                                                        t["max_failed_call_us"] / 1000.0))
     check(t["fatal"] == 1 and t["failed_requests"] == 0, "program counts: %s" % t)
     check(t["recovered"] >= 100, "only %d recovered requests: the test needs many" % t["recovered"])
     b = r.only_bundle()  # no bundle for the recovered episodes, no .tmp- left

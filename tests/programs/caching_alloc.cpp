@@ -45,11 +45,13 @@
 //   failed_requests step requests that failed for good (not the final one)
 //   max_step_us / p99_step_us  wall time of one training step's allocations
 //                   (all threads; the compute_us pause is not included)
+//   max_failed_call_us  the longest cudaMalloc call that failed
 // Output:
 //   START prog=caching_alloc threads=<t> steps=<s> block=<b> seconds=<S> compute_us=<U>
 //   RECOVERED tid=<Linux thread id> size=<b> freed=<bytes this request's releases freed> attempts=<n>  (log=1)
 //   FAILED tid=<t> size=<b> freed=<b> attempts=<n>       (log=1; the last one is the final fatal request)
 //   TOTAL steps=<n> driver_ooms=<n> recovered=<n> failed_requests=<n> fatal=<0|1> max_step_us=<us> p99_step_us=<us>
+//         max_failed_call_us=<us>
 //   DONE live_count=<n> live_bytes=<b>
 #include <cuda_runtime_api.h>
 #include <sys/syscall.h>
@@ -75,6 +77,7 @@ struct CachingAllocator {
   std::mutex mu;
   std::vector<Block> cached;  // freed by the program, still held on the device
   std::atomic<int> driver_ooms{0}, recovered{0}, failed{0};
+  std::atomic<int64_t> max_failed_call_us{0};  // the longest cudaMalloc that failed
 
   bool take_cached(uint64_t size, Block* out) {
     std::lock_guard<std::mutex> g(mu);
@@ -133,10 +136,15 @@ bool g_log = false;
 extern "C" PROG_NOINLINE bool alloc_block_cudamalloc(uint64_t size, Block* out, int* attempts) {
   void* p = nullptr;
   ++*attempts;
+  const auto t0 = std::chrono::steady_clock::now();
   if (cudaMalloc(&p, size) == cudaSuccess) {
     *out = Block{p, size};
     return true;
   }
+  const int64_t us =
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0).count();
+  for (int64_t cur = g_alloc.max_failed_call_us.load(); us > cur;)
+    if (g_alloc.max_failed_call_us.compare_exchange_weak(cur, us)) break;
   cudaGetLastError();  // PyTorch clears the sticky error before retrying
   g_alloc.driver_ooms.fetch_add(1);
   return false;
@@ -240,9 +248,9 @@ int main(int argc, char** argv) {
     }
   }
   printf("TOTAL steps=%zu driver_ooms=%d recovered=%d failed_requests=%d fatal=%d max_step_us=%" PRId64
-         " p99_step_us=%" PRId64 "\n",
+         " p99_step_us=%" PRId64 " max_failed_call_us=%" PRId64 "\n",
          all.size(), g_alloc.driver_ooms.load(), g_alloc.recovered.load(), g_alloc.failed.load(), fatal_seen, max_us,
-         p99_us);
+         p99_us, g_alloc.max_failed_call_us.load());
   uint64_t ignored = 0;
   g_alloc.release(0, &ignored);
   LiveSet none;
