@@ -165,8 +165,6 @@ bool TmpBundle::claim(uint64_t realtime_ns, Backend backend, int seq, std::strin
 
 bool TmpBundle::publish(std::string* why) {
   fsync(fd_);
-  close(fd_);
-  fd_ = -1;
   if (const int err = rename_bundle_into_place(dirfd_, tmp_.c_str(), name_.c_str())) {
     *why = std::string("cannot rename the bundle into place: ") + std::strerror(err);
     return false;

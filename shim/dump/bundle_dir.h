@@ -50,8 +50,15 @@ class TmpBundle {
   const std::string& name() const { return name_; }
   const std::string& tmp_name() const { return tmp_; }
   int fd() const { return fd_; }
-  // fsync the bundle, rename it into place, fsync the dump directory.
+  // fsync the bundle, rename it into place, fsync the dump directory. The
+  // directory stays open (fd(), or take_fd()): its verdict is written later.
   bool publish(std::string* why);
+  // The bundle directory's descriptor, now the caller's to close.
+  int take_fd() {
+    const int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
   void discard();
 
  private:

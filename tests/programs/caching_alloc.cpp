@@ -19,7 +19,9 @@
 // attempts fail and the program reports a fatal OOM (and exits 0).
 // Output:
 //   START prog=caching_alloc threads=<t> steps=<s> block=<b>
-//   TOTAL steps=<n> driver_ooms=<n> recovered=<n> fatal=<0|1> max_step_us=<us>
+//   TOTAL steps=<n> driver_ooms=<n> recovered=<n> gave_up=<n> fatal=<0|1> max_step_us=<us>
+// (gave_up: requests of the steps that failed for good, the step going on
+// without them; the final fatal request is not counted there)
 //   DONE live_count=<n> live_bytes=<b>
 #include <cuda_runtime_api.h>
 
@@ -41,7 +43,7 @@ struct Block {
 struct CachingAllocator {
   std::mutex mu;
   std::vector<Block> cached;  // freed by the program, still held on the device
-  std::atomic<int> driver_ooms{0}, recovered{0};
+  std::atomic<int> driver_ooms{0}, recovered{0}, gave_up{0};
 
   bool take_cached(uint64_t size, Block* out) {
     std::lock_guard<std::mutex> g(mu);
@@ -97,6 +99,7 @@ extern "C" PROG_NOINLINE bool caching_malloc(uint64_t size, Block* out) {
   const bool ok = (g_alloc.release(size) && alloc_block_cudamalloc(size, out)) ||
                   (g_alloc.release(0) && alloc_block_cudamalloc(size, out));
   if (ok) g_alloc.recovered.fetch_add(1);
+  else g_alloc.gave_up.fetch_add(1);  // this request failed for good (the step goes on without it)
   return ok;
 }
 
@@ -138,8 +141,9 @@ int main(int argc, char** argv) {
     Block b;
     if (!caching_malloc(block * 1024, &b)) fatal_seen = 1;  // torch.OutOfMemoryError
   }
-  printf("TOTAL steps=%d driver_ooms=%d recovered=%d fatal=%d max_step_us=%" PRId64 "\n", steps * threads,
-         g_alloc.driver_ooms.load(), g_alloc.recovered.load(), fatal_seen, max_us.load());
+  printf("TOTAL steps=%d driver_ooms=%d recovered=%d gave_up=%d fatal=%d max_step_us=%" PRId64 "\n",
+         steps * threads, g_alloc.driver_ooms.load(), g_alloc.recovered.load(), g_alloc.gave_up.load() - fatal_seen,
+         fatal_seen, max_us.load());
   g_alloc.release(0);
   LiveSet none;
   prog_print_done(none);
