@@ -20,6 +20,7 @@
 #include "shim/dump/dump_memory.h"
 #include "shim/dump/dump_slot.h"
 #include "shim/dump/episodes.h"
+#include "shim/dump/retention_check.h"
 #include "shim/dump/signal_guard.h"
 #include "shim/dump/symbolizer.h"
 #include "shim/record/recorder.h"
@@ -234,6 +235,7 @@ void dumper_init(Recorder* r) {
   }
   g_symbolizer = new (std::nothrow) Symbolizer();
   if (!dump_memory_init(kDumpArenaBytes)) GM_DEBUG("no emergency memory for the dump path");
+  warn_if_bundle_exceeds_retention(r->cfg);
 }
 
 void dumper_start(Recorder* r) {
