@@ -453,6 +453,7 @@ struct EventHandler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, EventHandl
   int depth = 0;         // 0 outside, 1 in top array, 2 in an event object, >2 nested unknown
   Field field = F_NONE;  // the key just read (depth 2)
   Event cur;
+  bool has_reserved = false;  // left out since issue 12: memory_allocated then
   std::string error;  // set when we abort for a type error
   bool top_not_array = false;
   bool entry_not_object = false;
@@ -481,7 +482,7 @@ struct EventHandler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, EventHandl
       case F_SEQ: cur.seq = v; break;
       case F_TIMESTAMP: cur.timestamp = static_cast<double>(v); break;
       case F_MEMORY_ALLOCATED: cur.memory_allocated = v; break;
-      case F_MEMORY_RESERVED: cur.memory_reserved = v; break;
+      case F_MEMORY_RESERVED: cur.memory_reserved = v, has_reserved = true; break;
       case F_MEMORY_CHANGE: cur.memory_change = static_cast<int64_t>(v); break;
       case F_DEVICE_ID: return set_device(static_cast<int64_t>(v), v > uint64_t(INT64_MAX));
       case F_ADDRESS: cur.address = v; break;
@@ -552,6 +553,7 @@ struct EventHandler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, EventHandl
   bool StartObject() {
     if (depth == 1) {
       cur = Event();
+      has_reserved = false;
       depth = 2;
       field = F_NONE;
       return true;
@@ -565,6 +567,7 @@ struct EventHandler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, EventHandl
   }
   bool EndObject(rapidjson::SizeType) {
     if (depth == 2) {
+      if (!has_reserved) cur.memory_reserved = cur.memory_allocated;  // docs/bundle-format.md, "Keys left out"
       out->push_back(cur);
       depth = 1;
       if ((out->size() & 0xFFFF) == 0 && opts && opts->progress)

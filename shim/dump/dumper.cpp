@@ -24,6 +24,7 @@
 #include "shim/dump/dump_job.h"
 #include "shim/dump/episodes.h"
 #include "shim/dump/freeze.h"
+#include "shim/dump/retention_check.h"
 #include "shim/dump/writer_thread.h"
 #include "shim/dump/signal_guard.h"
 #include "shim/dump/symbolizer.h"
@@ -228,6 +229,7 @@ void dumper_init(Recorder* r) {
   if (!g_frozen_ready) GM_WARN("cannot reserve memory for the out-of-memory path: no bundles will be written");
   g_episodes.set_counting(!r->cfg.keep_recovered);
   if (!dump_memory_init(kDumpArenaBytes)) GM_DEBUG("no emergency memory for the dump path");
+  warn_if_bundle_exceeds_retention(r->cfg);
 }
 
 void dumper_start(Recorder* r) {

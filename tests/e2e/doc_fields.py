@@ -2,7 +2,10 @@
 so a field that is documented but not written (or renamed on one side only)
 fails every e2e bundle check. Standard library only.
 
-- events.json: every key of the table under "### events.json";
+- events.json: every key of the table under "### events.json", except the
+  keys of its "#### Keys left out" table (written only when they do not hold
+  the value a reader assumes); and no event carries a key documented in
+  neither;
 - manifest.json, metadata.json, environment.json: every top-level key of the
   JSON example under their "### <file>" heading.
 """
@@ -39,12 +42,28 @@ def _example_keys(body):
     return list(json.loads(m.group(1)).keys())
 
 
+def _left_out_keys(body):
+    """The keys of the "#### Keys left out" table of a section (may be absent)."""
+    m = re.search(r"^#### Keys left out\s*$(.*?)(?=^#### |\Z)", body, flags=re.M | re.S)
+    return _table_keys(m.group(1)) if m else []
+
+
+def optional_event_keys():
+    """events.json keys written only when they hold something else than the
+    value a reader assumes (docs: "Keys left out")."""
+    documented()
+    return _cache["optional"]
+
+
 def documented():
-    """{"events.json": [keys], "manifest.json": [...], ...} from the document."""
+    """{"events.json": [keys], "manifest.json": [...], ...} from the document
+    (for events.json: the keys every event carries)."""
     if "fields" not in _cache:
         with open(DOC) as f:
             s = _sections(f.read())
-        fields = {"events.json": _table_keys(s["events.json"])}
+        optional = _left_out_keys(s["events.json"])
+        fields = {"events.json": [k for k in _table_keys(s["events.json"]) if k not in optional]}
+        _cache["optional"] = optional
         for name in ("manifest.json", "metadata.json", "environment.json"):
             fields[name] = _example_keys(s[name])
         if len(fields["events.json"]) < 10:
@@ -68,4 +87,9 @@ def missing_fields(bundle):
             continue
         i, o = next((i, o) for i, o in enumerate(objs) if not o.keys() >= need)
         problems.append("%s[%d] lacks documented %s" % (name, i, sorted(need - o.keys())))
+    events = bundle.json("events.json")
+    known = frozenset(docs["events.json"]) | frozenset(optional_event_keys())
+    extra = set().union(*(o.keys() for o in events)) - known if events else set()
+    if extra:
+        problems.append("events.json has keys docs/bundle-format.md does not document: %s" % sorted(extra))
     return problems
