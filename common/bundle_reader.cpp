@@ -9,7 +9,10 @@
 // run iteratively (kParseIterativeFlag: no recursion, so 300,000 nested
 // brackets cannot overflow the stack) and events nest at most kMaxDepth
 // levels; device ids outside [-1, kMaxDeviceId] are refused, since the tools
-// index per-device tables by them.
+// index per-device tables by them. The optional verdict fields of issue 12
+// (outcome, recovery, recovered_failures) follow the same rule: absent or
+// null is the default, a wrong type is an error, and recovered_failures.listed
+// is read up to kMaxRecoveredListed entries.
 #include "common/bundle_reader.h"
 
 #include <fcntl.h>
