@@ -11,14 +11,30 @@
 //   alloc_bench mem    [--pairs N] [--depth D]
 //       Single thread, N pairs, then prints the process's VmRSS / VmSize:
 //       MEM rss_kb=<n> vm_kb=<n> events=<2N>
+//   alloc_bench pairs ... --live L
+//       As above, with L allocations (256 bytes, one call site) made before
+//       the warm-up and kept live during the timed pairs: what the live
+//       table costs as it grows (docs/performance.md, "Out-of-memory path").
 //   alloc_bench dump   [--live L] [--sites K] [--events E] [--size S]
+//                      [--wait-dir DIR] [--wait-s T]
 //       L live allocations made from K distinct native call paths (a
 //       recursion of two functions over 14 levels whose path spells the site
 //       id in binary), then alloc+free churn until E events have been made,
-//       then one cudaMalloc larger than the device: that call returns only
-//       after the shim has written its dump bundle. Prints:
+//       then one cudaMalloc larger than the device. With a synchronous dump
+//       that call returns only after the bundle is written; with a dump
+//       written by another thread it returns first, and the bundle appears
+//       later: with --wait-dir the program polls DIR (every 0.5 ms, up to T
+//       seconds, default 60) until a directory named oom_dump_* is there
+//       (renamed into place: complete). Host memory from /proc/self/status:
+//       the peak (VmHWM) is reset to the current RSS just before the failing
+//       call (clear_refs 5, Linux >= 4.0; peak_reset=0 if refused). Prints:
 //       DUMP oom_call_ns=<wall time of the failing call> rc=<code> events=<n>
+//            writer_ns=<failing call's start -> bundle in place; -1: none>
+//            rss_before_kb=<VmRSS before the call> hwm_before_kb=<VmHWM then>
+//            hwm_dump_kb=<VmHWM once the bundle is there (since the reset)>
+//            rss_after_kb=<VmRSS then> peak_reset=<1|0>
 #include <cuda_runtime_api.h>
+#include <dirent.h>
 #include <pthread.h>
 #include <time.h>
 
@@ -57,7 +73,15 @@ struct Options {
   uint64_t live = 100000;
   uint64_t sites = 10000;
   uint64_t events = 1000000;
+  uint64_t pre_live = 0;     // pairs: --live (kept live during the timed loop; default none)
+  std::string wait_dir;      // dump: poll this directory for the bundle
+  uint64_t wait_s = 60;
 };
+
+extern "C" BENCH_NOINLINE void release(void* p) {
+  cudaError_t rc = cudaFree(p);
+  if (rc != cudaSuccess) die("cudaFree", rc);
+}
 
 // ---------------------------------------------------------------------------
 // pairs / mem
@@ -102,7 +126,21 @@ extern "C" BENCH_NOINLINE int bench_descend(int depth, Worker* w) {
   return keep;
 }
 
+// Allocations kept live while the pairs are timed (pairs --live).
+std::vector<void*> make_live(uint64_t n) {
+  std::vector<void*> live;
+  live.reserve(n);
+  for (uint64_t i = 0; i < n; ++i) {
+    void* p = nullptr;
+    cudaError_t rc = cudaMalloc(&p, 256);
+    if (rc != cudaSuccess) die("cudaMalloc (live)", rc);
+    live.push_back(p);
+  }
+  return live;
+}
+
 int run_pairs(const Options& opt) {
+  std::vector<void*> live = make_live(opt.pre_live);
   std::atomic<int> ready{0};
   std::atomic<bool> go{false};
   std::vector<Worker> workers(size_t(opt.threads));
@@ -123,9 +161,11 @@ int run_pairs(const Options& opt) {
     if (w.end_ns > last) last = w.end_ns;
   }
   const double pairs = double(opt.pairs);
-  std::printf("RESULT mode=pairs threads=%d depth=%d pairs=%" PRIu64 " cpu_ns_per_pair=%.1f wall_ns_per_pair=%.1f\n",
-              opt.threads, opt.depth, opt.pairs, double(cpu) / double(opt.threads) / pairs,
+  std::printf("RESULT mode=pairs threads=%d depth=%d pairs=%" PRIu64 " live=%zu cpu_ns_per_pair=%.1f"
+              " wall_ns_per_pair=%.1f\n",
+              opt.threads, opt.depth, opt.pairs, live.size(), double(cpu) / double(opt.threads) / pairs,
               double(last - first) / pairs);
+  for (void* p : live) release(p);
   return 0;
 }
 
@@ -207,9 +247,27 @@ extern "C" BENCH_NOINLINE void* alloc_at_site(uint32_t id, uint64_t size) {
   return c.out;
 }
 
-extern "C" BENCH_NOINLINE void release(void* p) {
-  cudaError_t rc = cudaFree(p);
-  if (rc != cudaSuccess) die("cudaFree", rc);
+// Resets VmHWM to the current RSS (proc(5), /proc/pid/clear_refs, value 5).
+bool reset_peak_rss() {
+  FILE* f = std::fopen("/proc/self/clear_refs", "w");
+  if (!f) return false;
+  const bool ok = std::fputs("5", f) >= 0;
+  return std::fclose(f) == 0 && ok;
+}
+
+// A bundle renamed into place: a directory entry named oom_dump_* (the
+// writer works under .tmp-<name> and renames when every file is complete).
+bool has_bundle(const char* dir) {
+  DIR* d = opendir(dir);
+  if (!d) return false;
+  bool found = false;
+  while (dirent* e = readdir(d))
+    if (std::strncmp(e->d_name, "oom_dump_", 9) == 0) {
+      found = true;
+      break;
+    }
+  closedir(d);
+  return found;
 }
 
 int run_dump(const Options& opt) {
@@ -232,12 +290,32 @@ int run_dump(const Options& opt) {
   size_t free_b = 0, total_b = 0;
   cudaMemGetInfo(&free_b, &total_b);
   void* p = nullptr;
+  const uint64_t hwm_before = status_kb("VmHWM");
+  const bool peak_reset = reset_peak_rss();
+  const uint64_t rss_before = status_kb("VmRSS");
   const uint64_t t0 = clock_ns(CLOCK_MONOTONIC);
   cudaError_t rc = cudaMalloc(&p, total_b + (uint64_t(1) << 30));
   const uint64_t t1 = clock_ns(CLOCK_MONOTONIC);
   ++events;
-  std::printf("DUMP oom_call_ns=%" PRIu64 " rc=%d events=%" PRIu64 " live=%zu sites=%" PRIu64 "\n", t1 - t0, int(rc),
-              events, live.size(), opt.sites);
+  int64_t writer_ns = -1;
+  if (!opt.wait_dir.empty()) {
+    const uint64_t deadline = t0 + opt.wait_s * 1000000000ull;
+    for (;;) {
+      const uint64_t now = clock_ns(CLOCK_MONOTONIC);
+      if (has_bundle(opt.wait_dir.c_str())) {
+        writer_ns = int64_t(now - t0);
+        break;
+      }
+      if (now > deadline) break;
+      timespec half_ms{0, 500000};
+      nanosleep(&half_ms, nullptr);
+    }
+  }
+  std::printf("DUMP oom_call_ns=%" PRIu64 " rc=%d events=%" PRIu64 " live=%zu sites=%" PRIu64 " writer_ns=%" PRId64
+              " rss_before_kb=%" PRIu64 " hwm_before_kb=%" PRIu64 " hwm_dump_kb=%" PRIu64 " rss_after_kb=%" PRIu64
+              " peak_reset=%d\n",
+              t1 - t0, int(rc), events, live.size(), opt.sites, writer_ns, rss_before, hwm_before,
+              status_kb("VmHWM"), status_kb("VmRSS"), int(peak_reset));
   return 0;
 }
 
@@ -262,9 +340,11 @@ int main(int argc, char** argv) {
     else if (a == "--warmup") opt.warmup = arg_u64(i, argc, argv);
     else if (a == "--depth") opt.depth = int(arg_u64(i, argc, argv));
     else if (a == "--size") opt.size = arg_u64(i, argc, argv);
-    else if (a == "--live") opt.live = arg_u64(i, argc, argv);
+    else if (a == "--live") opt.live = opt.pre_live = arg_u64(i, argc, argv);
     else if (a == "--sites") opt.sites = arg_u64(i, argc, argv);
     else if (a == "--events") opt.events = arg_u64(i, argc, argv);
+    else if (a == "--wait-s") opt.wait_s = arg_u64(i, argc, argv);
+    else if (a == "--wait-dir" && i + 1 < argc) opt.wait_dir = argv[++i];
     else {
       std::fprintf(stderr, "alloc_bench: unknown argument %s\n", argv[i]);
       return 2;

@@ -87,6 +87,18 @@ MemoryType memory_type_from_name(std::string_view n) {
   return MemoryType::kOther;
 }
 
+std::string Bundle::outcome() const {
+  const std::string& md = metadata.outcome;
+  const std::string& mf = manifest.outcome;
+  if (!md.empty() && md != "unknown") return md;
+  if (!mf.empty() && mf != "unknown") return mf;
+  return md.empty() ? mf : md;
+}
+
+std::string Bundle::outcome_detail() const {
+  return outcome() == metadata.outcome ? metadata.outcome_detail : std::string();
+}
+
 std::string format_frame(const Frame& f) {
   if (!f.function.empty()) {
     std::string s = f.function;

@@ -131,7 +131,33 @@ struct Manifest {
   std::vector<std::string> files;
   std::string generator;
   int64_t pid = 0;
+  std::string outcome;  // "" when absent (signal/exit bundles, bundles before issue 12)
 };
+
+// The out-of-memory verdict (docs/bundle-format.md, "Out-of-memory verdicts").
+// metadata.json "recovery" when the episode recovered.
+struct Recovery {
+  double after_ms = 0;
+  uint64_t freed_bytes = 0;
+  uint64_t retry_size = 0;
+  std::string retry_api;
+  uint32_t thread_id = 0;
+};
+
+// One entry of metadata.json "recovered_failures.listed".
+struct RecoveredFailure {
+  double timestamp = 0;
+  int32_t device_id = -1;
+  uint64_t size = 0;
+  std::string api;
+  uint32_t thread_id = 0;
+  uint64_t stack_id = 0;
+  double after_ms = 0;
+  uint64_t freed_bytes = 0;
+};
+
+// The reader keeps at most this many listed entries (the shim writes 32).
+constexpr size_t kMaxRecoveredListed = 1024;
 
 struct Metadata {
   std::string reason;
@@ -157,6 +183,13 @@ struct Metadata {
   std::vector<std::pair<std::string, std::string>> custom_metadata;
   std::optional<int64_t> rank;
   std::string hostname;  // custom_metadata.hostname or environment.hostname
+  std::string outcome;         // "" when absent
+  std::string outcome_detail;  // "" when absent
+  std::optional<Recovery> recovery;
+  // recovered_failures: count is at least listed.size(); listed holds the
+  // first kMaxRecoveredListed entries, oldest first.
+  uint64_t recovered_count = 0;
+  std::vector<RecoveredFailure> recovered_listed;
 };
 
 struct DeviceInfo {
@@ -197,6 +230,15 @@ struct Bundle {
   std::string hostname() const {
     return metadata.hostname.empty() ? environment.hostname : metadata.hostname;
   }
+  // The verdict: a known one ("recovered", "fatal", ...) from metadata.json,
+  // else manifest.json's, else "unknown" when either says so, else "" (no
+  // verdict: signal/exit bundles, older bundles). The shim replaces the two
+  // files one after the other when the verdict is known, so a process that
+  // dies between the renames leaves them disagreeing: the decided verdict
+  // wins over "unknown".
+  std::string outcome() const;
+  // metadata.json's outcome_detail when it goes with outcome(), else "".
+  std::string outcome_detail() const;
 };
 
 // "function (file:line)" for python/native frames with symbols, otherwise

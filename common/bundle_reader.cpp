@@ -9,7 +9,10 @@
 // run iteratively (kParseIterativeFlag: no recursion, so 300,000 nested
 // brackets cannot overflow the stack) and events nest at most kMaxDepth
 // levels; device ids outside [-1, kMaxDeviceId] are refused, since the tools
-// index per-device tables by them.
+// index per-device tables by them. The optional verdict fields of issue 12
+// (outcome, recovery, recovered_failures) follow the same rule: absent or
+// null is the default, a wrong type is an error, and recovered_failures.listed
+// is read up to kMaxRecoveredListed entries.
 #include "common/bundle_reader.h"
 
 #include <fcntl.h>
@@ -288,7 +291,7 @@ bool read_manifest(const std::string& path, Manifest* m, ReadError* err) {
   if (!f.str(d, "bundle_name", &m->bundle_name) || !f.str(d, "created_at_utc", &m->created_at_utc) ||
       !f.str(d, "reason", &m->reason) || !f.str(d, "backend", &m->backend) ||
       !f.u64(d, "event_count", &m->event_count) || !f.str(d, "generator", &m->generator) ||
-      !f.i64(d, "pid", &m->pid))
+      !f.i64(d, "pid", &m->pid) || !f.str(d, "outcome", &m->outcome))
     return false;
   auto files = d.FindMember("files");
   if (files != d.MemberEnd() && files->value.IsArray()) {
@@ -299,6 +302,90 @@ bool read_manifest(const std::string& path, Manifest* m, ReadError* err) {
 }
 
 // metadata.json ---------------------------------------------------------------
+
+// "recovery": null (or absent) or an object.
+bool read_recovery(const std::string& path, const Value& d, Metadata* m, ReadError* err) {
+  auto it = d.FindMember("recovery");
+  if (it == d.MemberEnd() || it->value.IsNull()) return true;
+  if (!it->value.IsObject()) {
+    *err = {path, "key 'recovery' is not an object or null"};
+    return false;
+  }
+  Fields f{path, "recovery: ", err};
+  Recovery r;
+  const Value& v = it->value;
+  if (!f.dbl(v, "after_ms", &r.after_ms) || !f.u64(v, "freed_bytes", &r.freed_bytes) ||
+      !f.u64(v, "retry_size", &r.retry_size) || !f.str(v, "retry_api", &r.retry_api) ||
+      !f.num(v, "thread_id", &r.thread_id))
+    return false;
+  m->recovery = std::move(r);
+  return true;
+}
+
+// recovered_failures.count: a number >= 0 (a huge one saturates).
+bool read_recovered_count(const std::string& path, const Value& o, uint64_t* out, ReadError* err) {
+  auto it = o.FindMember("count");
+  if (it == o.MemberEnd() || it->value.IsNull()) return true;
+  const Value& v = it->value;
+  if (!v.IsNumber()) {
+    *err = {path, "recovered_failures: key 'count' is not a number"};
+    return false;
+  }
+  if ((v.IsInt64() && v.GetInt64() < 0) || (!v.IsInt64() && !v.IsUint64() && v.GetDouble() < 0)) {
+    *err = {path, "recovered_failures: key 'count' is negative"};
+    return false;
+  }
+  *out = v.IsUint64() ? v.GetUint64() : double_to_u64(v.GetDouble());
+  return true;
+}
+
+bool read_recovered_entry(const std::string& path, const Value& v, size_t i, RecoveredFailure* r, ReadError* err) {
+  std::string where = "recovered_failures.listed #" + std::to_string(i);
+  if (!v.IsObject()) {
+    *err = {path, where + " is not a JSON object"};
+    return false;
+  }
+  Fields f{path, where + ": ", err};
+  return f.dbl(v, "timestamp", &r->timestamp) && f.device(v, "device_id", &r->device_id) &&
+         f.u64(v, "size", &r->size) && f.str(v, "api", &r->api) && f.num(v, "thread_id", &r->thread_id) &&
+         f.u64(v, "stack_id", &r->stack_id) && f.dbl(v, "after_ms", &r->after_ms) &&
+         f.u64(v, "freed_bytes", &r->freed_bytes);
+}
+
+// "recovered_failures": {"count": N, "listed": [...]}; absent or null = none.
+// Entries past kMaxRecoveredListed are counted, not read.
+bool read_recovered_failures(const std::string& path, const Value& d, Metadata* m, ReadError* err) {
+  auto it = d.FindMember("recovered_failures");
+  if (it == d.MemberEnd() || it->value.IsNull()) return true;
+  if (!it->value.IsObject()) {
+    *err = {path, "key 'recovered_failures' is not an object or null"};
+    return false;
+  }
+  const Value& o = it->value;
+  if (!read_recovered_count(path, o, &m->recovered_count, err)) return false;
+  auto listed = o.FindMember("listed");
+  if (listed == o.MemberEnd() || listed->value.IsNull()) return true;
+  if (!listed->value.IsArray()) {
+    *err = {path, "recovered_failures: key 'listed' is not an array"};
+    return false;
+  }
+  const auto arr = listed->value.GetArray();
+  size_t keep = std::min<size_t>(arr.Size(), kMaxRecoveredListed);
+  m->recovered_listed.resize(keep);
+  for (size_t i = 0; i < keep; ++i)
+    if (!read_recovered_entry(path, arr[static_cast<rapidjson::SizeType>(i)], i, &m->recovered_listed[i], err))
+      return false;
+  m->recovered_count = std::max<uint64_t>(m->recovered_count, arr.Size());
+  return true;
+}
+
+// The verdict of issue 12 (all optional: absent in older bundles and in
+// signal/exit bundles).
+bool read_outcome(const std::string& path, const Value& d, Metadata* m, ReadError* err) {
+  Fields f{path, "", err};
+  return f.str(d, "outcome", &m->outcome) && f.str(d, "outcome_detail", &m->outcome_detail) &&
+         read_recovery(path, d, m, err) && read_recovered_failures(path, d, m, err);
+}
 
 bool read_metadata(const std::string& path, Metadata* m, ReadError* err) {
   std::vector<char> buf;
@@ -316,7 +403,7 @@ bool read_metadata(const std::string& path, Metadata* m, ReadError* err) {
       !f.u64(d, "captured_event_count", &m->captured_event_count) ||
       !f.u64(d, "total_event_count", &m->total_event_count) ||
       !f.u64(d, "failed_calls_before_dump", &m->failed_calls_before_dump) ||
-      !f.dbl(d, "timestamp", &m->timestamp))
+      !f.dbl(d, "timestamp", &m->timestamp) || !read_outcome(path, d, m, err))
     return false;
   auto lb = d.FindMember("live_bytes_by_device");
   if (lb != d.MemberEnd() && lb->value.IsObject()) {
@@ -453,6 +540,7 @@ struct EventHandler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, EventHandl
   int depth = 0;         // 0 outside, 1 in top array, 2 in an event object, >2 nested unknown
   Field field = F_NONE;  // the key just read (depth 2)
   Event cur;
+  bool has_reserved = false;  // left out since issue 12: memory_allocated then
   std::string error;  // set when we abort for a type error
   bool top_not_array = false;
   bool entry_not_object = false;
@@ -481,7 +569,7 @@ struct EventHandler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, EventHandl
       case F_SEQ: cur.seq = v; break;
       case F_TIMESTAMP: cur.timestamp = static_cast<double>(v); break;
       case F_MEMORY_ALLOCATED: cur.memory_allocated = v; break;
-      case F_MEMORY_RESERVED: cur.memory_reserved = v; break;
+      case F_MEMORY_RESERVED: cur.memory_reserved = v, has_reserved = true; break;
       case F_MEMORY_CHANGE: cur.memory_change = static_cast<int64_t>(v); break;
       case F_DEVICE_ID: return set_device(static_cast<int64_t>(v), v > uint64_t(INT64_MAX));
       case F_ADDRESS: cur.address = v; break;
@@ -552,6 +640,7 @@ struct EventHandler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, EventHandl
   bool StartObject() {
     if (depth == 1) {
       cur = Event();
+      has_reserved = false;
       depth = 2;
       field = F_NONE;
       return true;
@@ -565,6 +654,7 @@ struct EventHandler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, EventHandl
   }
   bool EndObject(rapidjson::SizeType) {
     if (depth == 2) {
+      if (!has_reserved) cur.memory_reserved = cur.memory_allocated;  // docs/bundle-format.md, "Keys left out"
       out->push_back(cur);
       depth = 1;
       if ((out->size() & 0xFFFF) == 0 && opts && opts->progress)

@@ -32,7 +32,8 @@ const std::vector<ConfigVar>& config_vars() {
       {"DIR", "./gpumemrec-dumps", "directory the bundles are written to (created 0700 if missing)"},
       {"RING_EVENTS", "65536", "events kept in the ring (64 bytes each), 16 to 33554432"},
       {"STACK_DEPTH", "32", "native frames per stack, 0 turns native stacks off, at most 256"},
-      {"EPISODE_MS", "2000", "failures closer together than this are one episode: one bundle"},
+      {"EPISODE_MS", "2000", "an out-of-memory failure not retried successfully within this many ms of the episode's last failure is fatal"},
+      {"RECOVERED", "count", "count = a failure the program recovers from gets no bundle (counted, listed in the next); keep = it keeps its bundle"},
       {"MAX_DUMPS", "5", "keep at most this many bundles in DIR (oldest pruned); 0 = no limit"},
       {"MAX_TOTAL_MB", "256", "keep the bundles in DIR under this many MiB (oldest pruned); 0 = no limit"},
       {"LOG_LEVEL", "warn", "trace, debug, info, warn, error, critical or off (messages go to stderr)"},
@@ -193,6 +194,11 @@ Config parse_config(const EnvGetter& get, std::vector<std::string>* warnings) {
     c.stack_depth = int(depth);
   }
   uint_var("EPISODE_MS", 0, 86400000, &c.episode_ms, "2000");
+  if (const char* v = value("RECOVERED")) {
+    const std::string m = lower(trim(v));
+    if (m == "keep" || m == "count") c.keep_recovered = m == "keep";
+    else warn("RECOVERED", v, "not one of count, keep", "count");
+  }
   uint_var("MAX_DUMPS", 0, 1000000, &c.max_dumps, "5");
   uint_var("MAX_TOTAL_MB", 0, uint64_t(1) << 40, &c.max_total_mb, "256");
   if (const char* v = value("LOG_LEVEL")) {

@@ -21,6 +21,7 @@ struct Config {
   uint64_t ring_events = 65536;           // GPUMEMREC_RING_EVENTS
   int stack_depth = 32;                   // GPUMEMREC_STACK_DEPTH (0 = off)
   uint64_t episode_ms = 2000;             // GPUMEMREC_EPISODE_MS
+  bool keep_recovered = false;            // GPUMEMREC_RECOVERED=keep (default count)
   uint64_t max_dumps = 5;                 // GPUMEMREC_MAX_DUMPS (0 = no count limit)
   uint64_t max_total_mb = 256;            // GPUMEMREC_MAX_TOTAL_MB (0 = no size limit)
   std::string log_level = "warn";         // GPUMEMREC_LOG_LEVEL

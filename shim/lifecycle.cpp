@@ -17,6 +17,7 @@
 #include "shim/base/privilege.h"
 #include "shim/dump/dumper.h"
 #include "shim/dump/signal_dump.h"
+#include "shim/hooks/exit_hook.h"
 #include "shim/record/python_stack.h"
 #include "shim/record/recorder.h"
 #include "shim/record/stack_capture.h"
@@ -47,6 +48,7 @@ __attribute__((constructor)) void gpumemrec_constructor() {
     if (r->cfg.stack_depth > 0) stack_capture_init();
     python_stack_init(r->cfg.python_stacks);
     dumper_start(r);       // exit hooks, LD_PRELOAD for exec
+    exit_hook_init();      // _exit / _Exit finish a bundle being written
     signal_dump_start(r);  // GPUMEMREC_DUMP_SIGNAL
   }
   errno = saved;

@@ -1,6 +1,7 @@
 #include "tools/analysis.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -169,13 +170,30 @@ std::string top_frame(const Bundle& b, uint64_t stack_id, bool verbose) {
   return names::frame_label(s->frames.front(), verbose);
 }
 
+int64_t failing_oom_event(const Bundle& b) {
+  const Metadata& m = b.metadata;
+  if (m.api.empty()) return -1;  // signal / exit dump
+  for (size_t i = b.events.size(); i-- > 0;) {
+    const Event& e = b.events[i];
+    if (e.kind == EventKind::kOom && e.thread_id == m.thread_id && e.device_id == m.device_id &&
+        e.size == m.requested_bytes)
+      return static_cast<int64_t>(i);
+  }
+  return -1;
+}
+
 std::vector<OomMark> oom_marks(const Bundle& b) {
   std::vector<OomMark> out;
   std::unordered_map<uint32_t, size_t> open;  // thread -> its latest OOM not yet recovered
-  for (const Event& e : b.events) {
+  const std::string verdict = b.outcome();
+  const int64_t own = verdict.empty() ? -1 : failing_oom_event(b);
+  size_t own_mark = SIZE_MAX;
+  for (size_t i = 0; i < b.events.size(); ++i) {
+    const Event& e = b.events[i];
     if (e.kind == EventKind::kOom) {
       open[e.thread_id] = out.size();
-      out.push_back({e.timestamp, e.device_id, e.size, e.thread_id, e.api, false});
+      if (static_cast<int64_t>(i) == own) own_mark = out.size();
+      out.push_back({e.timestamp, e.device_id, e.size, e.thread_id, e.api, false, {}});
     } else if (e.kind == EventKind::kAllocation && e.result == 0) {
       auto it = open.find(e.thread_id);
       if (it != open.end() && e.size >= out[it->second].size) {
@@ -183,6 +201,12 @@ std::vector<OomMark> oom_marks(const Bundle& b) {
         open.erase(it);
       }
     }
+  }
+  if (own_mark != SIZE_MAX) {
+    OomMark& x = out[own_mark];
+    x.verdict = verdict;
+    if (verdict == "recovered") x.recovered = true;
+    else if (verdict == "fatal") x.recovered = false;  // "unknown" (or a newer word): the inference stays
   }
   return out;
 }

@@ -48,7 +48,11 @@ std::string top_frame(const model::Bundle& b, uint64_t stack_id, bool verbose = 
 
 // OOM events of the ring. recovered: the same thread later allocated at
 // least as many bytes successfully before its next OOM (the program freed
-// memory or shrank its batch and carried on).
+// memory or shrank its batch and carried on). The bundle's own failure (the
+// last OOM of the ring on the thread, device and size of metadata.json)
+// takes the bundle's verdict instead when it has one (outcome(): recovered
+// or not; verdict holds it), since the ring is cut at the failure and the
+// retry is never in it.
 struct OomMark {
   double t = 0;
   int32_t device = -1;
@@ -56,8 +60,11 @@ struct OomMark {
   uint32_t thread = 0;
   uint16_t api = 0;
   bool recovered = false;
+  std::string verdict;  // "" = inferred from the events; else the bundle's outcome
 };
 std::vector<OomMark> oom_marks(const model::Bundle& b);
+// Index into b.events of the bundle's own failing OOM event, or -1.
+int64_t failing_oom_event(const model::Bundle& b);
 
 // A one-line plot of `curve` scaled to [0, max]: `width` columns, each the
 // highest value in its time slice. Unicode blocks unless ascii.

@@ -7,6 +7,7 @@
 #include "tools/cli.h"
 #include "tools/commands.h"
 #include "tools/json_out.h"
+#include "tools/verdict.h"
 
 using namespace gpumemrec::model;  // the tools' bundle model
 
@@ -38,16 +39,16 @@ std::string reason_of(const Bundle& b) { return b.metadata.reason.empty() ? b.ma
 int64_t pid_of(const Bundle& b) { return b.manifest.pid ? b.manifest.pid : b.environment.pid; }
 
 void print_table(const std::vector<Row>& rows) {
-  Table t({"TIME", "HOST", "PID", "RANK", "REASON", "API", "ASKED", "LIVE", "BUNDLE"}, "llrrllrrl");
+  Table t({"TIME", "HOST", "PID", "RANK", "REASON", "OUTCOME", "API", "ASKED", "LIVE", "BUNDLE"}, "llrrlllrrl");
   for (const Row& r : rows) {
     if (!r.error.empty()) {
-      t.add({"-", "-", "-", "-", "-", "-", "-", "-", basename_of(r.path) + "  (unreadable: " + r.error + ")"});
+      t.add({"-", "-", "-", "-", "-", "-", "-", "-", "-", basename_of(r.path) + "  (unreadable: " + r.error + ")"});
       continue;
     }
     const Metadata& m = r.b.metadata;
     std::string host = r.b.hostname();
     t.add({utc_time(m.timestamp), host.empty() ? "-" : host, std::to_string(pid_of(r.b)),
-           m.rank ? std::to_string(*m.rank) : "-", reason_of(r.b), m.api.empty() ? "-" : m.api,
+           m.rank ? std::to_string(*m.rank) : "-", reason_of(r.b), outcome_cell(r.b), m.api.empty() ? "-" : m.api,
            m.requested_bytes ? format_bytes(m.requested_bytes) : "-", format_bytes(m.live_bytes), basename_of(r.path)});
   }
   fputs(t.render().c_str(), stdout);
@@ -73,6 +74,8 @@ void print_json_rows(const std::vector<Row>& rows) {
     if (m.rank) w.Int64(*m.rank);
     else w.Null();
     json_kv(w, "reason", reason_of(r.b));
+    json_kv_or_null(w, "outcome", r.b.outcome());
+    json_kv(w, "recovered_failures", m.recovered_count);
     json_kv(w, "api", m.api);
     json_kv(w, "requested_bytes", m.requested_bytes);
     json_kv(w, "live_bytes", m.live_bytes);
@@ -91,7 +94,8 @@ RunFn add_ls(CLI::App& root) {
   CLI::App* app = root.add_subcommand("ls", "List the bundles in a dump directory, newest first");
   app->add_option("DIR", *dir, "Dump directory")->capture_default_str();
   app->add_flag("--json", *json, "Print a JSON array, one object per bundle (keys: see docs/cli.md)");
-  app->footer("Columns: time of the failure (UTC), host, pid, rank, reason, API, size asked, live bytes, bundle.\n"
+  app->footer("Columns: time of the failure (UTC), host, pid, rank, reason, outcome (recovered, fatal, unknown;\n"
+              "- for signal/exit dumps and older bundles), API, size asked, live bytes, bundle.\n"
               "Directories named .tmp-* (bundles being written) are skipped.");
   return [=]() -> int {
     if (!is_directory(*dir)) bad_input(*dir, is_bundle_dir(*dir) ? "not a directory" : "no such directory");

@@ -11,6 +11,7 @@
 #include "tools/cli.h"
 #include "tools/commands.h"
 #include "tools/json_out.h"
+#include "tools/verdict.h"
 #include "common/names.h"
 
 using namespace gpumemrec::model;  // the tools' bundle model
@@ -31,6 +32,8 @@ struct ReportOptions {
 
 void out(const std::string& s) { fputs(s.c_str(), stdout); }
 
+constexpr size_t kRecoveredRows = 32;  // the shim lists at most 32
+
 std::string dev_name(int32_t d) { return d < 0 ? "unknown device" : "device " + std::to_string(d); }
 std::string reason_of(const Bundle& b) { return b.metadata.reason.empty() ? b.manifest.reason : b.metadata.reason; }
 int64_t pid_of(const Bundle& b) { return b.manifest.pid ? b.manifest.pid : b.environment.pid; }
@@ -48,7 +51,7 @@ void text_header(const Bundle& b) {
   if (m.rank) line += "rank " + std::to_string(*m.rank) + "  ";
   line += "backend " + (m.backend.empty() ? b.manifest.backend : m.backend) + "  ";
   line += "reason " + reason_of(b) + "  " + utc_time(m.timestamp);
-  out(line + "\n");
+  out(line + "\n" + outcome_line(b));
   if (!b.environment.cmdline.empty()) {
     std::string c;
     for (auto& a : b.environment.cmdline) c += (c.empty() ? "" : " ") + a;
@@ -89,6 +92,7 @@ void text_failure(const Bundle& b, const ReportOptions& o) {
   out(live_line(m) + "\n");
   if (m.requested_bytes && m.device_free_bytes && *m.device_free_bytes < m.requested_bytes)
     out("  short by " + format_bytes(m.requested_bytes - *m.device_free_bytes) + "\n");
+  out(recovery_line(b));
   if (m.failed_calls_before_dump) out("  failed calls before this dump: " + std::to_string(m.failed_calls_before_dump) + "\n");
   if (m.stack_id) {
     out("  failing call stack (" + std::to_string(m.stack_id) + "):\n");
@@ -114,8 +118,15 @@ void text_sites(const Bundle& b, const ReportOptions& o) {
 
 std::string oom_summary(const std::vector<analysis::OomMark>& ooms) {
   size_t rec = 0;
-  for (auto& x : ooms) rec += x.recovered;
-  return "  OOMs in the ring: " + std::to_string(ooms.size()) + (rec ? " (" + std::to_string(rec) + " recovered: the thread later allocated as much)" : "") + "\n";
+  std::string own;  // the bundle's own failure, judged by the bundle's verdict
+  for (auto& x : ooms) {
+    rec += x.recovered;
+    if (!x.verdict.empty()) own = x.verdict;
+  }
+  std::string why = own.empty() ? "the thread later allocated as much"
+                                : "the bundle's own failure by its verdict (" + own +
+                                      "), the others when the thread later allocated as much";
+  return "  OOMs in the ring: " + std::to_string(ooms.size()) + (rec ? " (" + std::to_string(rec) + " recovered: " + why + ")" : "") + "\n";
 }
 
 void text_curve(const Bundle& b, const ReportOptions& o) {
@@ -186,6 +197,7 @@ void text_apis(const Bundle& b) {
 void report_bundle(const Bundle& b, const ReportOptions& o) {
   text_header(b);
   text_failure(b, o);
+  out(recovered_failures_text(b, kRecoveredRows, o.verbose));
   text_sites(b, o);
   text_curve(b, o);
   text_oldest(b, o);
@@ -309,6 +321,7 @@ void json_curve(JsonWriter& w, const Bundle& b) {
     json_kv(w, "thread_id", static_cast<uint64_t>(x.thread));
     w.Key("recovered");
     w.Bool(x.recovered);
+    json_kv_or_null(w, "verdict", x.verdict);
     w.EndObject();
   }
   w.EndArray();
@@ -356,6 +369,7 @@ void json_bundle(JsonWriter& w, const Bundle& b, const ReportOptions& o) {
   w.StartObject();
   json_header(w, b);
   json_failure(w, b, o);
+  json_verdict(w, b);
   json_sites(w, b, o);
   json_curve(w, b);
   json_oldest(w, b, o);
@@ -397,13 +411,18 @@ std::vector<Item> load_light(const std::vector<std::string>& paths) {
   return items;
 }
 
-// Failures are dumps with a failed call (not signal/exit snapshots).
+// Failures are dumps with a failed call (not signal/exit snapshots); a
+// failure the program recovered from (GPUMEMREC_RECOVERED=keep) is passed
+// over when a later one did not recover.
 const Item* first_failure(const std::vector<Item>& items) {
+  const Item* recovered = nullptr;
   for (auto& it : items) {
     std::string r = reason_of(it.b);
-    if (r == "oom" || r == "limit" || r == "fail_after") return &it;
+    if (r != "oom" && r != "limit" && r != "fail_after") continue;
+    if (it.b.outcome() != "recovered") return &it;
+    if (!recovered) recovered = &it;
   }
-  return &items.front();
+  return recovered ? recovered : &items.front();
 }
 
 std::string job_of(const Bundle& b) {
@@ -416,8 +435,8 @@ void text_ranks(const std::vector<Item>& items, const Item* first) {
   std::set<int32_t> devs;
   for (auto& it : items)
     for (auto& kv : it.b.metadata.live_bytes_by_device) devs.insert(kv.first);
-  std::vector<std::string> headers = {"RANK", "HOST", "PID", "+TIME", "REASON", "API", "ASKED", "FREE", "LIVE"};
-  std::string align = "rlrrllrrr";
+  std::vector<std::string> headers = {"RANK", "HOST", "PID", "+TIME", "REASON", "OUTCOME", "API", "ASKED", "FREE", "LIVE"};
+  std::string align = "rlrrlllrrr";
   for (int32_t d : devs) {
     headers.push_back("DEV" + std::to_string(d));
     align += 'r';
@@ -431,7 +450,7 @@ void text_ranks(const std::vector<Item>& items, const Item* first) {
     std::vector<std::string> row = {m.rank ? std::to_string(*m.rank) : "-", it.b.hostname().empty() ? "-" : it.b.hostname(),
                                     std::to_string(it.b.manifest.pid),
                                     (m.timestamp >= t0 ? "+" : "") + fmt_double(m.timestamp - t0, 3) + "s", reason_of(it.b),
-                                    m.api.empty() ? "-" : m.api, m.requested_bytes ? format_bytes(m.requested_bytes) : "-",
+                                    outcome_cell(it.b), m.api.empty() ? "-" : m.api, m.requested_bytes ? format_bytes(m.requested_bytes) : "-",
                                     m.device_free_bytes ? format_bytes(*m.device_free_bytes) : "-", format_bytes(m.live_bytes)};
     for (int32_t d : devs) {
       auto f = m.live_bytes_by_device.find(d);
@@ -454,7 +473,7 @@ void text_dir(const std::string& dir, const std::vector<Item>& items, const Item
       (fm.api.empty() ? fm.reason
                       : fm.api + "(" + format_bytes(fm.requested_bytes) + ") on " + dev_name(fm.device_id) +
                             (fm.error_name.empty() ? "" : " -> " + fm.error_name)) +
-      "\n");
+      (first->b.outcome().empty() ? "" : " (" + first->b.outcome() + ")") + "\n");
   out("  bundle: " + basename_of(first->path) + "\n");
   text_ranks(items, first);
   out("\nDETAILS OF THE FIRST FAILURE\n\n");
@@ -477,6 +496,7 @@ void json_ranks(JsonWriter& w, const std::vector<Item>& items, const Item* first
     json_kv(w, "timestamp", m.timestamp);
     json_kv(w, "seconds_after_first", m.timestamp - first->b.metadata.timestamp);
     json_kv(w, "reason", reason_of(it.b));
+    json_kv_or_null(w, "outcome", it.b.outcome());
     json_kv(w, "api", m.api);
     json_kv(w, "requested_bytes", m.requested_bytes);
     json_kv(w, "device_free_bytes", m.device_free_bytes);

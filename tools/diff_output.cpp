@@ -1,5 +1,7 @@
 #include "tools/diff_output.h"
 
+#include <map>
+
 #include "tools/cli.h"
 #include "common/names.h"
 
@@ -8,10 +10,23 @@ using namespace gpumemrec::model;  // the tools' bundle model
 namespace gpumemrec::cli {
 namespace {
 
+// " (fatal)" for one bundle, " (2 fatal, 1 recovered)" for several; "" when
+// no bundle has a verdict.
+std::string outcomes_note(const diff::SiteTotals& s) {
+  std::map<std::string, size_t> n;
+  for (const auto& o : s.outcomes)
+    if (!o.empty()) ++n[o];
+  if (n.empty()) return "";
+  if (s.outcomes.size() == 1) return " (" + s.outcomes[0] + ")";
+  std::string t;
+  for (const auto& kv : n) t += (t.empty() ? "" : ", ") + std::to_string(kv.second) + " " + kv.first;
+  return " (" + t + ")";
+}
+
 std::string sides_line(const char* label, const diff::SiteTotals& s) {
   std::string l = std::string(label) + format_bytes(s.bytes) + " live in " + std::to_string(s.count) + " allocations, ";
-  if (s.bundles.size() == 1) return l + basename_of(s.bundles[0]) + "\n";
-  return l + std::to_string(s.bundles.size()) + " bundles\n";
+  if (s.bundles.size() == 1) return l + basename_of(s.bundles[0]) + outcomes_note(s) + "\n";
+  return l + std::to_string(s.bundles.size()) + " bundles" + outcomes_note(s) + "\n";
 }
 
 bool shown(const diff::SiteDelta& x, const DiffPrintOptions& p) { return p.include_same || x.status != diff::Status::kSame; }
@@ -78,6 +93,13 @@ void write_diff_json(JsonWriter& w, const diff::SiteTotals& o, const diff::SiteT
     w.Key("bundles");
     w.StartArray();
     for (auto& b : side->bundles) w.String(b.c_str());
+    w.EndArray();
+    w.Key("outcomes");
+    w.StartArray();
+    for (auto& x : side->outcomes) {
+      if (x.empty()) w.Null();
+      else w.String(x.c_str());
+    }
     w.EndArray();
     json_kv(w, "live_bytes", side->bytes);
     json_kv(w, "live_allocations", side->count);

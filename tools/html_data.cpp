@@ -49,6 +49,22 @@ struct Page {
   flame::Graph flame;
 };
 
+// The verdict (tools/verdict.h): outcome and detail ("" when none), the
+// recovery (null unless recovered) and the count of recovered failures.
+void add_verdict(Json& j, const Bundle& b) {
+  j.raw(",").key("outcome").str(b.outcome()).raw(",").key("outcome_detail").str(b.outcome_detail());
+  j.raw(",").key("recovery");
+  const auto& r = b.metadata.recovery;
+  if (r && b.outcome() == "recovered") {
+    j.raw("{").key("after_ms").dbl(r->after_ms, 3).raw(",").key("freed").num(r->freed_bytes);
+    j.raw(",").key("retry_size").num(r->retry_size).raw(",").key("retry_api").str(r->retry_api);
+    j.raw(",").key("thread").num(static_cast<uint64_t>(r->thread_id)).raw("}");
+  } else {
+    j.raw("null");
+  }
+  j.raw(",").key("recovered_failures").num(b.metadata.recovered_count);
+}
+
 void add_meta(Page& p) {
   const Bundle& b = p.b;
   const Metadata& m = b.metadata;
@@ -69,7 +85,9 @@ void add_meta(Page& p) {
   j.raw(",").key("host").str(b.hostname()).raw(",").key("rank");
   if (m.rank) j.num(*m.rank);
   else j.raw("null");
-  j.raw(",").key("cmdline").str(cmd).raw(",").key("stack_id").num(m.stack_id).raw("}");
+  j.raw(",").key("cmdline").str(cmd).raw(",").key("stack_id").num(m.stack_id);
+  add_verdict(j, b);
+  j.raw("}");
   if (m.stack_id) p.stacks_used.insert(m.stack_id);
 }
 
@@ -134,7 +152,7 @@ void add_ooms(Page& p) {
     if (n >= kMaxOoms) break;
     j.raw(n++ ? ",{" : "{").key("device").num(x.device).raw(",").key("t").dbl(x.t).raw(",").key("size").num(x.size);
     j.raw(",").key("api").str(p.b.str(x.api)).raw(",").key("thread").num(static_cast<uint64_t>(x.thread));
-    j.raw(",").key("recovered").raw(x.recovered ? "true" : "false").raw("}");
+    j.raw(",").key("recovered").raw(x.recovered ? "true" : "false").raw(",").key("verdict").str(x.verdict).raw("}");
   }
   j.raw("]");
 }

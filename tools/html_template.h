@@ -134,12 +134,18 @@ function failure(){
   function kv(k,v){h+="<b>"+k+"</b><span>"+v+"</span>";}
   kv("device free / total",hb(m.free)+" / "+hb(m.total));
   kv("live",hb(m.live_bytes)+" in "+m.live_allocations+" allocations");
-  kv("reason",esc(m.reason));kv("time",utc(m.timestamp));
+  kv("reason",esc(m.reason));
+  if(m.outcome)kv("outcome","<span id='outcome'>"+esc(m.outcome)+"</span>"+(m.outcome_detail?" &mdash; "+esc(m.outcome_detail):""));
+  if(m.recovery)kv("recovery",esc(m.recovery.retry_api||"retry")+"("+hb(m.recovery.retry_size)+") on thread "+m.recovery.thread+
+    " succeeded "+m.recovery.after_ms.toFixed(1)+" ms after the failure; "+hb(m.recovery.freed)+" freed before it");
+  if(m.recovered_failures)kv("recovered OOMs since the previous bundle",""+m.recovered_failures);
+  kv("time",utc(m.timestamp));
   kv("process","pid "+m.pid+(m.host?" on "+esc(m.host):"")+(m.rank!==null?" (rank "+m.rank+")":""));
   if(m.cmdline)kv("command",esc(m.cmdline));
   kv("events in the ring",D.event_count.toLocaleString());
-  var rec=0;D.ooms.forEach(function(o){if(o.recovered)rec++;});
-  if(D.ooms.length)kv("OOMs in the ring",D.ooms.length+(rec?" ("+rec+" recovered: the same thread later allocated as much)":""));
+  var rec=0,own="";D.ooms.forEach(function(o){if(o.recovered)rec++;if(o.verdict)own=o.verdict;});
+  if(D.ooms.length)kv("OOMs in the ring",D.ooms.length+(rec?" ("+rec+" recovered: "+(own?"the bundle's own failure by its verdict ("+esc(own)+"), the others when ":"")+
+    "the same thread later allocated as much)":""));
   h+="</div>";
   if(m.stack_id){h+="<div style='margin-top:6px'><a href='#' id='failstack'>stack of the failing call</a></div>";}
   $("failure").innerHTML=h;
@@ -163,8 +169,9 @@ function chart(c,W,H,L,R,T,B){
   if(d){s+="<path d='"+d+" L"+X(pts[pts.length-1][0]).toFixed(1)+" "+Y(0)+" L"+X(pts[0][0]).toFixed(1)+" "+Y(0)+"Z' fill='hsla(210,80%,55%,0.15)'/>";
     s+="<path d='"+d+"' fill='none' stroke='hsl(210,80%,45%)' stroke-width='1.5'/>";}
   var mine=D.ooms.filter(function(o){return o.device===c.device;});
-  mine.forEach(function(o,i){var x=X(o.t),col=o.recovered?"#dc8a00":"#d92d20",what=o.recovered?"OOM (recovered)":"OOM";
-    s+="<line class='"+(o.recovered?"oom-rec":"oom")+"' x1='"+x+"' x2='"+x+"' y1='"+T+"' y2='"+(H-B)+"' stroke='"+col+"' stroke-width='2'"+
+  mine.forEach(function(o,i){var x=X(o.t),col=o.recovered?"#dc8a00":"#d92d20",
+    what=o.recovered?"OOM (recovered)":o.verdict&&o.verdict!=="recovered"?"OOM ("+esc(o.verdict)+")":"OOM";
+    s+="<line class='"+(o.recovered?"oom-rec":"oom")+"'"+(o.verdict?" data-verdict='"+esc(o.verdict)+"'":"")+" x1='"+x+"' x2='"+x+"' y1='"+T+"' y2='"+(H-B)+"' stroke='"+col+"' stroke-width='2'"+
       (o.recovered?" stroke-dasharray='5 3'":"")+"><title>"+what+": "+esc(o.api)+"("+hb(o.size)+") thread "+o.thread+" at "+wall(o.t)+"</title></line>";
     if(mine.length<=12)s+="<text x='"+(x-4)+"' y='"+(T+16+14*(i%3))+"' text-anchor='end' style='fill:"+col+";font-weight:600'>"+what+" "+hb(o.size)+"</text>";});
   s+="<line class='cursor' x1='0' x2='0' y1='"+T+"' y2='"+(H-B)+"' stroke='#111' stroke-width='0.5' visibility='hidden'/>";
@@ -177,7 +184,9 @@ function charts(){
   D.curves.forEach(function(c){html+=chart(c,W,H,L,R,T,B);});
   box.innerHTML=html;
   var nrec=D.ooms.filter(function(o){return o.recovered;}).length;
-  $("curvenote").textContent=D.curve_note+(D.ooms.length?" Red lines: OOMs"+(nrec?"; dashed orange: OOMs the program recovered from (the same thread later allocated as much)":"")+".":"");
+  var own=D.ooms.filter(function(o){return o.verdict;}).length;
+  $("curvenote").textContent=D.curve_note+(D.ooms.length?" Red lines: OOMs"+(nrec?"; dashed orange: OOMs the program recovered from (the same thread later allocated as much)":"")+
+    (own?"; the bundle's own failure is marked with the bundle's verdict ("+D.meta.outcome+")":"")+".":"");
   Array.prototype.forEach.call(box.querySelectorAll("svg"),function(svg){
     var dev=+svg.getAttribute("data-dev"),c=null;D.curves.forEach(function(x){if(x.device===dev)c=x;});
     var cur=svg.querySelector(".cursor"),t0=D.t_min,t1=D.t_max>D.t_min?D.t_max:D.t_min+1e-6,tu=timeUnit(t1-t0);
@@ -321,6 +330,8 @@ function selftest(term){
   if(term){setFocus(0);var s=search(term);r.search={term:term,nodes:s.nodes,bytes:s.bytes,highlighted:$("flame").querySelectorAll("div.hit").length};}
   r.ticks=Array.prototype.map.call(document.querySelectorAll("#charts text.tick"),function(t){return t.textContent;});
   r.ooms=document.querySelectorAll("#charts line.oom").length;r.ooms_recovered=document.querySelectorAll("#charts line.oom-rec").length;
+  r.oom_verdicts=Array.prototype.map.call(document.querySelectorAll("#charts line[data-verdict]"),function(l){return l.getAttribute("data-verdict");});
+  r.outcome=$("outcome")?$("outcome").textContent:null;
   $("gmr-test").textContent=JSON.stringify(r);
 }
 try{

@@ -30,6 +30,15 @@ void json_kv(JsonWriter& w, const char* key, const std::optional<uint64_t>& v) {
   else w.Null();
 }
 
+void json_kv_or_null(JsonWriter& w, const char* key, const std::string& v) {
+  if (v.empty()) {
+    w.Key(key);
+    w.Null();
+  } else {
+    json_kv(w, key, v);
+  }
+}
+
 void json_frame(JsonWriter& w, const Frame& f) {
   w.StartObject();
   json_kv(w, "kind", std::string(f.kind == FrameKind::kPython ? "python" : f.kind == FrameKind::kNative ? "native" : "other"));

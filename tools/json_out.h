@@ -22,6 +22,7 @@ void json_kv(JsonWriter& w, const char* key, uint64_t v);
 void json_kv(JsonWriter& w, const char* key, int64_t v);
 void json_kv(JsonWriter& w, const char* key, double v);
 void json_kv(JsonWriter& w, const char* key, const std::optional<uint64_t>& v);  // null when absent
+void json_kv_or_null(JsonWriter& w, const char* key, const std::string& v);     // null when empty
 
 // {"kind", "function", "short", "file", "line", "module", "offset"}
 void json_frame(JsonWriter& w, const model::Frame& f);

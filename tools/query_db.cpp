@@ -35,8 +35,15 @@ CREATE TABLE frames (
 CREATE TABLE intervals (
   address INTEGER, size INTEGER, device_id INTEGER, api TEXT,
   start_time REAL, end_time REAL, stack_id INTEGER, bundle TEXT);
--- metadata.json scalars and custom_metadata (as custom.<key>).
+-- metadata.json scalars and custom_metadata (as custom.<key>); the verdict
+-- as outcome, outcome_detail (when the bundle has one), recovery.<key> (when
+-- it recovered) and recovered_failures (the count, in every bundle).
 CREATE TABLE metadata (key TEXT, value, bundle TEXT, PRIMARY KEY (bundle, key));
+-- Out-of-memory failures recovered without a bundle since the previous
+-- bundle (metadata.json recovered_failures.listed), oldest first.
+CREATE TABLE recovered_failures (
+  timestamp REAL, device_id INTEGER, size INTEGER, api TEXT, thread_id INTEGER,
+  stack_id INTEGER, after_ms REAL, freed_bytes INTEGER, bundle TEXT);
 -- Live bytes per call site at the dump.
 CREATE VIEW sites AS
   SELECT stack_id, COUNT(*) AS count, SUM(size) AS bytes, bundle
@@ -157,6 +164,27 @@ void insert_intervals(sqlite3* db, const Bundle& b, const std::string& name) {
   }
 }
 
+// The verdict's metadata keys and the recovered_failures rows.
+void insert_verdict(sqlite3* db, const Bundle& b, const std::string& name) {
+  Stmt ins(db, "INSERT OR REPLACE INTO metadata VALUES (?,?,?)");
+  const Metadata& m = b.metadata;
+  if (!b.outcome().empty()) ins.t(1, "outcome").t(2, b.outcome()).t(3, name).step(db);
+  if (!b.outcome_detail().empty()) ins.t(1, "outcome_detail").t(2, b.outcome_detail()).t(3, name).step(db);
+  if (m.recovery) {
+    ins.t(1, "recovery.after_ms").d(2, m.recovery->after_ms).t(3, name).step(db);
+    ins.t(1, "recovery.freed_bytes").i(2, as_i(m.recovery->freed_bytes)).t(3, name).step(db);
+    ins.t(1, "recovery.retry_size").i(2, as_i(m.recovery->retry_size)).t(3, name).step(db);
+    ins.t(1, "recovery.retry_api").t(2, m.recovery->retry_api).t(3, name).step(db);
+    ins.t(1, "recovery.thread_id").i(2, m.recovery->thread_id).t(3, name).step(db);
+  }
+  ins.t(1, "recovered_failures").i(2, as_i(m.recovered_count)).t(3, name).step(db);
+  Stmt rf(db, "INSERT INTO recovered_failures VALUES (?,?,?,?,?,?,?,?,?)");
+  for (const RecoveredFailure& f : m.recovered_listed) {
+    rf.d(1, f.timestamp).i(2, f.device_id).i(3, as_i(f.size)).t(4, f.api).i(5, f.thread_id).i(6, as_i(f.stack_id));
+    rf.d(7, f.after_ms).i(8, as_i(f.freed_bytes)).t(9, name).step(db);
+  }
+}
+
 void insert_metadata(sqlite3* db, const Bundle& b, const std::string& name) {
   Stmt ins(db, "INSERT OR REPLACE INTO metadata VALUES (?,?,?)");
   const Metadata& m = b.metadata;
@@ -181,6 +209,7 @@ void insert_metadata(sqlite3* db, const Bundle& b, const std::string& name) {
   std::string ts = "timestamp";
   ins.t(1, ts).d(2, m.timestamp).t(3, name).step(db);
   for (auto& kv : m.custom_metadata) put_s("custom." + kv.first, kv.second);
+  insert_verdict(db, b, name);
 }
 
 }  // namespace

@@ -26,6 +26,7 @@ std::string site_key(const Stack* s, uint64_t stack_id) {
 
 void SiteTotals::add(const Bundle& b) {
   bundles.push_back(b.path);
+  outcomes.push_back(b.outcome());
   std::unordered_map<std::string, size_t> index;
   for (size_t i = 0; i < keys.size(); ++i) index[keys[i]] = i;
   for (const analysis::Site& s : model::live_sites(b)) {

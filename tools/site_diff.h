@@ -21,7 +21,8 @@ struct SiteTotals {
     uint64_t bytes = 0;
     uint64_t count = 0;
   };
-  std::vector<std::string> bundles;  // paths added
+  std::vector<std::string> bundles;   // paths added
+  std::vector<std::string> outcomes;  // parallel to bundles: Bundle::outcome() ("" = none)
   std::vector<std::string> keys;     // parallel to entries
   std::vector<Entry> entries;
   uint64_t bytes = 0, count = 0;

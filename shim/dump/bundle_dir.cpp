@@ -165,8 +165,6 @@ bool TmpBundle::claim(uint64_t realtime_ns, Backend backend, int seq, std::strin
 
 bool TmpBundle::publish(std::string* why) {
   fsync(fd_);
-  close(fd_);
-  fd_ = -1;
   if (const int err = rename_bundle_into_place(dirfd_, tmp_.c_str(), name_.c_str())) {
     *why = std::string("cannot rename the bundle into place: ") + std::strerror(err);
     return false;
@@ -288,11 +286,20 @@ std::vector<std::string> bundles_to_prune(std::vector<BundleOnDisk> bundles, uin
     const bool too_big = max_total_mb != 0 && total > max_bytes;
     if (!too_many && !too_big) break;
     if (bundles[i].name == keep && (burst_ns == 0 || i < burst)) continue;
+    // Only the size cap wants `keep` gone, and no pruning can make it fit:
+    // it stays (the newest evidence; the next dump removes it).
+    if (bundles[i].name == keep && !too_many && max_total_mb != 0 && bundles[i].bytes > max_bytes) continue;
     out.push_back(bundles[i].name);
     total -= bundles[i].bytes;
     --count;
   }
   return out;
+}
+
+bool bundle_exceeds_total_cap(int dirfd, const std::string& name, const Config& c, uint64_t* bytes) {
+  const uint64_t b = bundle_bytes(dirfd, name.c_str());
+  if (bytes) *bytes = b;
+  return c.max_total_mb != 0 && b > (c.max_total_mb << 20);
 }
 
 bool prune_bundles(int dirfd, const Config& c, const std::string& keep) {

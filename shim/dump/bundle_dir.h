@@ -50,8 +50,15 @@ class TmpBundle {
   const std::string& name() const { return name_; }
   const std::string& tmp_name() const { return tmp_; }
   int fd() const { return fd_; }
-  // fsync the bundle, rename it into place, fsync the dump directory.
+  // fsync the bundle, rename it into place, fsync the dump directory. The
+  // directory stays open (fd(), or take_fd()): its verdict is written later.
   bool publish(std::string* why);
+  // The bundle directory's descriptor, now the caller's to close.
+  int take_fd() {
+    const int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
   void discard();
 
  private:
@@ -75,7 +82,10 @@ std::vector<BundleOnDisk> list_bundles(int dirfd);
 // LATEST go first, so that the earliest failures of an episode, the ones a
 // person needs first, are kept across ranks. `keep` (the bundle just
 // written) is never removed from an older burst (a clock step), but may be
-// from the newest one. burst_ns 0: oldest first, never `keep`.
+// from the newest one (for MAX_DUMPS); a `keep` bigger than max_total_mb on
+// its own is not removed for the size cap (it can never fit: the newest
+// evidence stays, every other bundle goes, the next dump removes it; see
+// bundle_exceeds_total_cap). burst_ns 0: oldest first, never `keep`.
 std::vector<std::string> bundles_to_prune(std::vector<BundleOnDisk> bundles, uint64_t max_dumps,
                                           uint64_t max_total_mb, const std::string& keep, int64_t burst_ns = 0);
 // Under an exclusive flock(2) on the dump directory (processes sharing it
@@ -83,6 +93,11 @@ std::vector<std::string> bundles_to_prune(std::vector<BundleOnDisk> bundles, uin
 // stale temporary directories, then list_bundles + bundles_to_prune +
 // remove. Returns false when `keep` itself was removed.
 bool prune_bundles(int dirfd, const Config& c, const std::string& keep);
+// Whether bundle `name` in dirfd alone is bigger than GPUMEMREC_MAX_TOTAL_MB
+// (never with 0 = no cap); *bytes (if given) = its size. For the stderr line
+// after prune_bundles: such a bundle is kept until the next dump's prune
+// removes it (shim/dump/retention_check.h warns at start-up).
+bool bundle_exceeds_total_cap(int dirfd, const std::string& name, const Config& c, uint64_t* bytes = nullptr);
 // A temporary bundle directory left by a dump that never finished (the
 // process was killed): ours (uid), and either written on this host by a pid
 // that no longer exists and untouched for a minute, or untouched for a day.

@@ -18,6 +18,9 @@ struct BundleFiles {
   int dirfd = -1;
   WriteBuffer buf;
   std::vector<std::string> names;
+  // Writing a file again (the verdict): each file goes to "<name>.new",
+  // renamed over <name> by finish(); `names` is left as it is.
+  bool rewrite = false;
 };
 
 class OutFile {
@@ -33,6 +36,7 @@ class OutFile {
 
  private:
   const char* name_;
+  BundleFiles& files_;
   int fd_;
   int open_errno_ = 0;
   FdOut out_;

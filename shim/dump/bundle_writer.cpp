@@ -1,5 +1,7 @@
 #include "shim/dump/bundle_writer.h"
 
+#include <unistd.h>
+
 #include <cstdlib>
 
 #include "shim/base/log.h"
@@ -44,11 +46,13 @@ void add_optional_pickle(BundleFiles& files, const BundleContent& c, model::Bund
 
 }  // namespace
 
-bool write_bundle(int dirfd, const BundleInput& in, Symbolizer& sym, WriteBuffer buf, std::string* error) {
+bool write_bundle(int dirfd, const BundleInput& in, const FrozenState& frozen, Symbolizer& sym, WriteBuffer buf,
+                  BundleBuild* build, std::string* error) {
   const size_t arena_at_start = dump_memory_used();
-  DumpSnapshot snap;
-  take_snapshot(in.recorder, in.failure, &snap);
-  model::Bundle model;
+  std::vector<uint32_t> recovered_stacks;
+  for (const RecoveredFailure& r : in.recovered.listed) recovered_stacks.push_back(r.stack_id);
+  DumpSnapshot& snap = build->snap;
+  finish_snapshot(frozen, in.failure, recovered_stacks, &snap);
   sym.begin();
   std::vector<model::Stack> stacks;
   try {
@@ -58,19 +62,39 @@ bool write_bundle(int dirfd, const BundleInput& in, Symbolizer& sym, WriteBuffer
     throw;
   }
   sym.end();
-  build_model(in, snap, std::move(stacks), &model);
+  if (in.awaiting_symbols) in.awaiting_symbols->store(false, std::memory_order_release);
+  build_model(in, snap, std::move(stacks), &build->model);
+  build->symbolizer = sym.backend();
 
   BundleFiles files;
   files.dirfd = dirfd;
   files.buf = buf;
-  const BundleContent c{in, snap, model, sym.backend()};
+  const BundleContent c{in, snap, build->model, build->symbolizer};
   using Writer = bool (*)(BundleFiles&, const BundleContent&, std::string*);
   static const Writer kFiles[] = {write_events_json,      write_allocations_json, write_stacks_json,
                                   write_metadata_json,    write_environment_json, write_summary_txt};
   for (Writer w : kFiles)
     if (!w(files, c, error)) return false;
-  add_optional_pickle(files, c, model, arena_at_start);
+  add_optional_pickle(files, c, build->model, arena_at_start);
+  snap.events = EventSpan{};  // the frozen memory goes back to the freeze (freeze_done)
+  build->names = files.names;
   return write_manifest_json(files, c, error);
+}
+
+bool rewrite_verdict_files(int bundle_fd, const BundleInput& in, BundleBuild& build, WriteBuffer buf,
+                           std::string* error) {
+  BundleFiles files;
+  files.dirfd = bundle_fd;
+  files.buf = buf;
+  files.rewrite = true;
+  files.names = build.names;
+  const BundleContent c{in, build.snap, build.model, build.symbolizer};
+  using Writer = bool (*)(BundleFiles&, const BundleContent&, std::string*);
+  static const Writer kFiles[] = {write_metadata_json, write_summary_txt, write_manifest_json};
+  for (Writer w : kFiles)
+    if (!w(files, c, error)) return false;
+  fsync(bundle_fd);
+  return true;
 }
 
 }  // namespace gpumemrec

@@ -95,7 +95,7 @@ void fill_metadata(const BundleInput& in, const DumpSnapshot& snap, model::Metad
   m->live_allocations = snap.live_count;
   for (auto& kv : snap.live_by_device) m->live_bytes_by_device[kv.first] = kv.second;
   m->context = failure_context(in);
-  m->captured_event_count = snap.events.size();
+  m->captured_event_count = snap.event_count;
   m->total_event_count = snap.end_seq - 1;
   m->failed_calls_before_dump = in.failed_calls_before_dump;
   m->timestamp = seconds(f ? f->time_ns : in.created_ns);
@@ -121,7 +121,7 @@ void build_model(const BundleInput& in, const DumpSnapshot& snap, std::vector<mo
   b->manifest.bundle_name = in.bundle_name;
   b->manifest.reason = b->metadata.reason;
   b->manifest.backend = b->metadata.backend;
-  b->manifest.event_count = snap.events.size();
+  b->manifest.event_count = snap.event_count;
 }
 
 void add_model_events(const BundleInput&, const DumpSnapshot& snap, model::Bundle* b) {

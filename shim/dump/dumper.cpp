@@ -1,6 +1,7 @@
 #include "shim/dump/dumper.h"
 
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -19,148 +20,134 @@
 #include "shim/dump/bundle_writer.h"
 #include "shim/dump/dump_memory.h"
 #include "shim/dump/dump_slot.h"
+#include "shim/dump/crash_wait.h"
+#include "shim/dump/dump_job.h"
 #include "shim/dump/episodes.h"
+#include "shim/dump/freeze.h"
+#include "shim/dump/retention_check.h"
+#include "shim/dump/writer_thread.h"
 #include "shim/dump/signal_guard.h"
 #include "shim/dump/symbolizer.h"
 #include "shim/record/recorder.h"
 
 namespace gpumemrec {
 
+GM_TLS PendingRequest t_pending_request;
+
 namespace {
 
 constexpr size_t kWriteBufferBytes = 256 * 1024;
+constexpr unsigned kFreezeWaitUs = 20000;
 
 // Prepared at start-up so the dump path needs no large allocation.
 WriteBuffer g_buffer;
 Symbolizer* g_symbolizer = nullptr;
+bool g_frozen_ready = false;
 
 Episodes g_episodes;
 // Failures that met another out-of-memory bundle being written (they are
 // events in it; said once, at exit, with the count).
 std::atomic<uint64_t> g_joined_failures{0};
 std::atomic<int> g_dump_seq{0};
-std::atomic<bool> g_dir_warned{false};
+std::atomic<bool> g_program_ending{false};
+std::atomic<bool> g_freeze_warned{false};
 Recorder* g_exit_recorder = nullptr;
+// The jobs, one per frozen set: filled by the thread that acquired the set,
+// read by the writer (or that thread) until the set is given back.
+DumpJob g_jobs[kFreezeSets];
+// Per set: its frozen stacks are not symbolized yet (a dlclose waits).
+std::atomic<bool> g_awaiting_symbols[kFreezeSets];
 
-// One line on stderr that needs no memory at all (when even formatting the
-// warning failed).
-void raw_stderr(const char* a, const char* b = "", const char* c = "") {
-  for (const char* s : {"gpumemrec: warning: ", a, b, c, "\n"})
-    if (fd_write_all(2, s, std::strlen(s)) != 0) return;
+DumpServices services() {
+  DumpServices s;
+  s.episodes = &g_episodes;
+  s.symbolizer = g_symbolizer;
+  s.buffer = g_buffer;
+  s.seq = &g_dump_seq;
+  s.program_ending = &g_program_ending;
+  return s;
 }
 
-std::string describe_failure(const FailureInfo& f) {
-  char buf[256];
-  bool runtime_api = hook_info(f.api).library != Library::CUDA;
-  std::snprintf(buf, sizeof buf, "%s(%llu bytes, %s) on device %d failed with %s (%d)%s", hook_name(f.api),
-                (unsigned long long)f.size, format_bytes(f.size).c_str(), f.device,
-                error_name(hook_backend(f.api), runtime_api, f.result), f.result,
-                f.reason == DumpReason::kLimit      ? " [GPUMEMREC_LIMIT]"
-                : f.reason == DumpReason::kFailAfter ? " [GPUMEMREC_FAIL_AFTER]"
-                                                     : "");
-  return buf;
+bool writer_idle() { return !writer_busy(); }
+bool writer_has_another_job() { return writer_jobs() > 1; }
+
+void writer_job_main(int set) {
+  run_dump_job(g_jobs[set], services(), true);
+  crash_wait_disarm(writer_has_another_job);
 }
 
-// What the bundle is about: names, devices (asked on this thread: its
-// current context is the failing device's) and NVML's process list.
-BundleInput describe_bundle(Recorder* r, DumpReason reason, const FailureInfo* f, uint64_t failed_before) {
-  BundleInput in;
-  in.recorder = r;
-  in.reason = reason;
-  in.failure = f;
-  in.backend = f ? hook_backend(f->api) : Backend::kCuda;
-  in.created_ns = realtime_ns();
-  in.failed_calls_before_dump = failed_before;
+// Fills the job of a frozen set: what failed, the device's numbers (asked on
+// this thread: the device query must run on the failing thread, whose
+// context is the device's), then the freeze. False (set given back) when the
+// state could not be copied.
+bool prepare_job(Recorder* r, int set, DumpReason reason, const FailureInfo* f, uint64_t episode) {
+  DumpJob& job = g_jobs[set];
+  job = DumpJob{};
+  job.recorder = r;
+  job.reason = reason;
+  job.has_failure = f != nullptr;
+  if (f) job.failure = *f;
+  job.episode = episode;
+  job.created_ns = realtime_ns();
+  job.set = set;
   try {
-    in.devices = query_devices(in.backend, f ? f->device : -1);
-    if (in.backend == Backend::kCuda) in.gpu_processes = query_gpu_processes(f ? f->device : 0);
-  } catch (...) {
-  }
-  return in;
-}
-
-// Claims a unique name (its temporary directory), writes the files there;
-// true once renamed into place.
-bool write_and_publish(int dirfd, BundleInput& in, std::string* why) {
-  TmpBundle tmp(dirfd);
-  if (!tmp.claim(in.created_ns, in.backend, g_dump_seq.fetch_add(1) + 1, why)) return false;
-  in.bundle_name = tmp.name();
-  dump_slot_note_tmp(dirfd, tmp.tmp_name().c_str());  // for exit() on this thread
-  bool ok = false;
-  try {
-    ok = write_bundle(tmp.fd(), in, *g_symbolizer, g_buffer, why);
-  } catch (const std::bad_alloc&) {
-    *why = "out of memory while writing";
-  } catch (const std::exception& e) {
-    *why = std::string("error while writing (") + e.what() + ")";
-  } catch (...) {
-    *why = "unexpected error while writing";
-  }
-  return ok && tmp.publish(why);  // on failure ~TmpBundle removes the directory
-}
-
-// The last step: prune, then one line on stderr.
-void report(int dirfd, const BundleInput& in, bool ok, const std::string& why) {
-  const FailureInfo* f = in.failure;
-  const Config& cfg = in.recorder->cfg;
-  if (ok) {
-    bool kept = true;
-    try {
-      kept = prune_bundles(dirfd, cfg, in.bundle_name);
-    } catch (...) {
-    }
-    const std::string path = cfg.dir + "/" + in.bundle_name;
-    if (!kept)
-      GM_WARN("{}; its bundle was pruned: the earlier failures of this episode fill GPUMEMREC_MAX_DUMPS in {}",
-              f ? describe_failure(*f) : std::string(dump_reason_name(in.reason)), cfg.dir);
-    else if (f) GM_WARN("{}; bundle: {}", describe_failure(*f), path);
-    else GM_WARN("{} dump written: {}", dump_reason_name(in.reason), path);
-  } else if (f) {
-    GM_WARN("{}; could not write the bundle: {} (nothing left behind)", describe_failure(*f), why);
-  } else {
-    GM_WARN("could not write the {} bundle: {} (nothing left behind)", dump_reason_name(in.reason), why);
-  }
-}
-
-void warn_no_dir(const FailureInfo* f, const std::string& why) {
-  if (g_dir_warned.exchange(true)) return;
-  if (f) GM_WARN("{}; cannot write a bundle: {} (said once; carrying on)", describe_failure(*f), why);
-  else GM_WARN("cannot write a bundle: {} (said once; carrying on)", why);
-}
-
-// The caller holds the dump slot; released here.
-bool dump_with_slot(Recorder* r, DumpReason reason, const FailureInfo* f, uint64_t failed_before) {
-  const int saved_errno = errno;
-  bool ok = false;
-  {
-    // Writing may raise SIGXFSZ (RLIMIT_FSIZE) or SIGPIPE (stderr): never let
-    // the program see them (signal_guard.h).
-    DumpSignalGuard signal_guard;
-    // From here on the shim's operator new may fall back to the emergency
-    // arena when malloc fails (the host may be short of memory too).
     DumpMemoryScope memory_scope;
-    int dirfd = -1;
-    try {
-      std::string why;
-      dirfd = open_dump_dir(r->cfg.dir, &why);
-      if (dirfd < 0) {
-        warn_no_dir(f, why);
-      } else {
-        BundleInput in = describe_bundle(r, reason, f, failed_before);
-        ok = write_and_publish(dirfd, in, &why);
-        report(dirfd, in, ok, why);
-      }
-    } catch (...) {
-      // Out of memory outside the file writing (names, messages): say so
-      // without allocating (the temporary directory is already gone).
-      ok = false;
-      raw_stderr("could not write the ", dump_reason_name(reason), " bundle: out of memory (nothing left behind)");
-    }
-    dump_slot_release();
-    if (dirfd >= 0) close(dirfd);
+    job.devices = query_devices(f ? hook_backend(f->api) : Backend::kCuda, f ? f->device : -1);
+  } catch (...) {
   }
-  errno = saved_errno;
-  return ok;
+  const char* why = "";
+  if (!freeze(r, set, &job.frozen, &why)) {
+    freeze_done(set);
+    if (!g_freeze_warned.exchange(true)) raw_warning("cannot write a bundle: cannot copy the recorder's state: ", why);
+    return false;
+  }
+  job.failed_before = g_episodes.take_unreported();
+  return true;
+}
+
+// A new episode's first failure: freeze, hand the job to the writer and
+// return. Without a writer thread the bundle is written here (the dump slot
+// taken without waiting). False when the failure gets no bundle.
+bool freeze_for_writer(Recorder* r, const FailureInfo& f, uint64_t episode) {
+  int set = freeze_acquire();
+  // Both sets taken: failures come faster than the writer turns them over
+  // (it gives a recovered episode's set back within microseconds, so only a
+  // burst of episodes gets here): a short wait, then this one goes without.
+  for (int i = 0; set < 0 && i < int(kFreezeWaitUs / 100); ++i) {
+    usleep(100);
+    set = freeze_acquire();
+  }
+  if (set < 0) {
+    g_episodes.unwatch(episode);  // watched since on_failure opened it
+    return false;
+  }
+  if (!prepare_job(r, set, f.reason, &f, episode)) {
+    g_episodes.unwatch(episode);
+    return false;
+  }
+  if (writer_start()) {
+    g_awaiting_symbols[set].store(true, std::memory_order_release);
+    g_jobs[set].awaiting_symbols = &g_awaiting_symbols[set];
+    writer_post(writer_job_main, set);
+    crash_wait_arm(writer_idle);  // after the post: see crash_wait_disarm
+    return true;
+  }
+  if (!dump_slot_try_acquire(f.reason)) {
+    g_episodes.unwatch(episode);
+    freeze_done(set);
+    return false;
+  }
+  return run_dump_job(g_jobs[set], services(), false);
+}
+
+// Signal and exit dumps, written by the calling thread, which holds the slot
+// (and so the inline set, freeze.h).
+bool freeze_and_write_here(Recorder* r, DumpReason reason) {
+  if (!prepare_job(r, kInlineSet, reason, nullptr, 0)) {
+    dump_slot_release();
+    return false;
+  }
+  return run_dump_job(g_jobs[kInlineSet], services(), false);
 }
 
 void exit_dump() {
@@ -171,12 +158,12 @@ void exit_dump() {
   if (g_exit_recorder && !dump_slot_held_by_this_thread()) dump_when_free(g_exit_recorder, DumpReason::kExit, 10000);
 }
 
-// At exit a bundle may still be being written by another thread (a signal
-// dump, or an out-of-memory dump in a thread the program did not join): wait
-// for it (at most 10 s) so that exit never leaves a half-written bundle. If
-// this thread is the one writing (exit() from a signal handler during the
-// dump), waiting would be for ever: remove its temporary directory instead
-// (system calls only).
+// At exit the writer may still be writing a bundle or waiting for its
+// verdict: the program is ending, so an open episode is fatal; wait for the
+// writer (at most 10 s) so that exit never leaves a half-written bundle. If
+// this thread is the one writing (exit() from a signal handler during an
+// inline dump), waiting would be for ever: remove its temporary directory
+// instead (system calls only).
 void wait_for_dump_at_exit() {
   if (dump_slot_held_by_this_thread()) {
     int dirfd = -1;
@@ -188,12 +175,17 @@ void wait_for_dump_at_exit() {
     if (Recorder* r = recorder()) remove_own_tmp_bundles(r->cfg.dir.c_str(), long(getpid()));
     return;
   }
+  g_program_ending.store(true, std::memory_order_release);
+  g_episodes.expire(monotonic_ns(), 0, true, FatalCause::kExit);
+  writer_wake();
   wait_while_dumping(10000);
-  if (const uint64_t n = g_joined_failures.load(std::memory_order_relaxed)) {
-    DumpSignalGuard signal_guard;  // stderr may be a pipe nobody reads any more
+  DumpSignalGuard signal_guard;  // stderr may be a pipe nobody reads any more
+  if (const uint64_t n = g_joined_failures.load(std::memory_order_relaxed))
     GM_WARN("{} out-of-memory failure(s) came while another thread was writing a bundle; they are events in "
             "that bundle's ring only", n);
-  }
+  Recorder* r = recorder();
+  if (const uint64_t n = g_episodes.recovered_total(); n && r && !r->cfg.keep_recovered)
+    GM_WARN("{} out-of-memory failure(s) recovered without a bundle (GPUMEMREC_RECOVERED=count)", n);
 }
 
 // GPUMEMREC_FOLLOW_EXEC=0: programs this one execs do not inherit the shim.
@@ -233,7 +225,11 @@ void dumper_init(Recorder* r) {
     g_buffer.size = kWriteBufferBytes;
   }
   g_symbolizer = new (std::nothrow) Symbolizer();
+  g_frozen_ready = freeze_init(r->ring.capacity());
+  if (!g_frozen_ready) GM_WARN("cannot reserve memory for the out-of-memory path: no bundles will be written");
+  g_episodes.set_counting(!r->cfg.keep_recovered);
   if (!dump_memory_init(kDumpArenaBytes)) GM_DEBUG("no emergency memory for the dump path");
+  warn_if_bundle_exceeds_retention(r->cfg);
 }
 
 void dumper_start(Recorder* r) {
@@ -247,40 +243,60 @@ void dumper_start(Recorder* r) {
 
 void dumper_on_failure(const FailureInfo& f) {
   Recorder* r = recorder();
-  if (!r || !g_buffer.data || !g_symbolizer) return;
-  const uint64_t now = monotonic_ns();
+  if (!r || !g_buffer.data || !g_symbolizer || !g_frozen_ready) return;
+  const int saved_errno = errno;
   const uint64_t episode_ns = r->cfg.episode_ms * 1000000ull;
-  if (g_episodes.in_episode(now, episode_ns)) {
+  const uint64_t episode =
+      g_episodes.on_failure(f, monotonic_ns(), device_live_bytes(f.device), episode_ns, &t_pending_request);
+  if (episode == 0) {
     // Same episode (a framework retrying after freeing its cache): the
-    // failure is in the ring as an event; the bundle already shows the state
-    // at the first failure.
+    // failure is in the ring as an event; the bundle shows the state at the
+    // episode's first failure.
     GM_DEBUG("{} (same out-of-memory episode, no new bundle)", describe_failure(f));
-    return;
-  }
-  if (!dump_slot_try_acquire(f.reason)) {
-    // Another bundle is being written. If it is this episode's, the failure
-    // is a retry. A signal or exit dump: this failure still gets its bundle
-    // after it. Another out-of-memory bundle: this failure is an event in it
-    // (counted, said once at exit); it starts nothing, so the next failure
-    // after that dump still gets its own bundle.
-    if (g_episodes.in_episode(now, episode_ns)) return;
-    if (!dump_slot_holder_is_failure() && dump_slot_wait_free(10000, true) && dump_slot_try_acquire(f.reason)) {
-      dump_with_slot(r, f.reason, &f, g_episodes.start(monotonic_ns()));
-      return;
-    }
+  } else if (!freeze_for_writer(r, f, episode)) {
+    // Both frozen sets wait for the writer (episodes in quick succession):
+    // this failure is an event in their rings (counted, said at exit).
     g_episodes.missed();
     g_joined_failures.fetch_add(1, std::memory_order_relaxed);
-    GM_DEBUG("{}; another thread is writing a bundle, this failure is an event in it", describe_failure(f));
-    return;
+    GM_DEBUG("{}; two bundles are being written, this failure is an event in them", describe_failure(f));
   }
-  const uint64_t failed_before = g_episodes.start(now);
-  dump_with_slot(r, f.reason, &f, failed_before);
+  errno = saved_errno;
+}
+
+void dumper_on_success(HookId api, int device, uint64_t size) {
+  Recorder* r = recorder();
+  if (!r) return;
+  const uint64_t live = device_live_bytes(device);
+  if (g_episodes.on_success(&t_pending_request, current_tid(), api, device, size, monotonic_ns(),
+                            live > size ? live - size : 0))
+    writer_wake();  // the writer may be waiting for this verdict
+}
+
+void dumper_before_immediate_exit() {
+  if (!writer_busy() || writer_is_this_thread()) return;
+  g_program_ending.store(true, std::memory_order_release);  // the writer decides the verdict: fatal
+  writer_wake();
+  struct timespec ms = {0, 1000000};
+  for (unsigned waited = 0; waited < kExitWaitMs && writer_busy(); ++waited) nanosleep(&ms, nullptr);
+}
+
+void dumper_before_unload() {
+  // Not from our own dump path (NVML's library may dlclose inside a signal
+  // dump, which holds the slot that the writer's jobs wait for).
+  if (writer_is_this_thread() || dump_memory_active() || dump_slot_held_by_this_thread()) return;
+  for (unsigned waited = 0; waited < kUnloadWaitMs; ++waited) {
+    bool pending = false;
+    for (auto& a : g_awaiting_symbols) pending = pending || a.load(std::memory_order_acquire);
+    if (!pending) return;
+    usleep(1000);
+  }
 }
 
 bool dump_now(Recorder* r, DumpReason reason, const FailureInfo* f) {
   if (!r || !g_buffer.data || !g_symbolizer) return false;
+  (void)f;
   if (!dump_slot_try_acquire(reason)) return false;  // the caller decides (dump_slot_last_try_was_busy)
-  return dump_with_slot(r, reason, f, g_episodes.take_unreported());
+  return freeze_and_write_here(r, reason);
 }
 
 bool dump_when_free(Recorder* r, DumpReason reason, unsigned max_ms) {
@@ -295,20 +311,31 @@ bool dump_when_free(Recorder* r, DumpReason reason, unsigned max_ms) {
 
 bool dumper_busy() { return dump_slot_busy(); }
 
-bool wait_while_dumping(unsigned max_ms) { return dump_slot_wait_free(int(max_ms), false); }
+bool wait_while_dumping(unsigned max_ms) {
+  const uint64_t start = monotonic_ns();
+  if (!writer_wait_idle(max_ms)) return false;
+  const uint64_t spent_ms = (monotonic_ns() - start) / 1000000ull;
+  return dump_slot_wait_free(spent_ms >= max_ms ? 0 : int(max_ms - spent_ms), false);
+}
 
 void dumper_atfork_child() {
   // Another thread may have been logging at the fork: its lock is gone with it.
   log_reset_after_fork();
   // A dump in progress in another thread of the parent does not exist here;
   // the symbolizer it was using may be half-updated: start a new one.
-  if (dump_slot_busy()) {
+  if (dump_slot_busy() || writer_busy()) {
     if (Symbolizer* fresh = new (std::nothrow) Symbolizer()) g_symbolizer = fresh;
   }
+  writer_atfork_child();
+  crash_wait_atfork_child();
+  freeze_atfork_child();
   dump_slot_reset_after_fork();
   g_joined_failures.store(0);
   g_episodes.reset();
   g_dump_seq.store(0);
+  g_program_ending.store(false);
+  for (auto& a : g_awaiting_symbols) a.store(false);
+  t_pending_request = PendingRequest{};
 }
 
 }  // namespace gpumemrec

@@ -11,6 +11,8 @@
 #pragma once
 #include <cstdint>
 
+#include "shim/base/tls.h"
+#include "shim/dump/episodes.h"
 #include "shim/record/failure.h"
 
 namespace gpumemrec {
@@ -19,11 +21,30 @@ struct Recorder;
 
 void dumper_init(Recorder* r);   // from start-up (lifecycle.cpp): buffers, symbolizer
 void dumper_start(Recorder* r);  // from start-up: atexit, exec
-// Every out-of-memory failure comes here (episode logic, then maybe a dump).
+// Every out-of-memory failure comes here (episode logic, then maybe a
+// freeze, the bundle written by the writer thread).
 void dumper_on_failure(const FailureInfo& f);
+
+// This thread's request pending in an out-of-memory episode (episodes.h).
+extern GM_TLS PendingRequest t_pending_request;
+// After every successful allocation (hot path: one thread-local load): a
+// thread with a pending request may have just retried it.
+inline bool dumper_thread_has_pending() { return __builtin_expect(t_pending_request.episode != 0, 0); }
+void dumper_on_success(HookId api, int device, uint64_t size);
 // Writes a bundle now (signal thread, exit); false if another dump runs or
 // writing failed.
 bool dump_now(Recorder* r, DumpReason reason, const FailureInfo* f);
+
+// _exit / _Exit (hooks/exit_hook.cpp): a bundle being written is finished
+// first (at most kExitWaitMs; its verdict: fatal). Async-signal-safe: no
+// lock, no allocation (atomics, sem_post, nanosleep).
+constexpr unsigned kExitWaitMs = 10000;
+void dumper_before_immediate_exit();
+// dlclose (hooks/dlclose_hook.cpp): waits (at most kUnloadWaitMs) until the
+// stacks of frozen bundles are symbolized, so that a library unloaded right
+// after an out-of-memory still names its frames.
+constexpr unsigned kUnloadWaitMs = 5000;
+void dumper_before_unload();
 // Waits (at most max_ms) for a dump in progress, then writes one; false if
 // the slot stayed taken or writing failed.
 bool dump_when_free(Recorder* r, DumpReason reason, unsigned max_ms);

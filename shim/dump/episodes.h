@@ -1,35 +1,150 @@
-// Out-of-memory episodes: a framework that fails, frees its cache and
-// retries fails many times in a row; one bundle per episode is enough (the
-// first failure's state is the one that matters). An episode starts only
-// when a bundle is actually going to be written for it (the caller holds the
-// dump slot): a failure that meets another dump in progress (a signal or exit
-// dump, or another thread's) starts nothing, so the next failure after that
-// dump still gets its bundle. Failures that get no bundle are counted and
-// reported by the next bundle (metadata `failed_calls_before_dump`).
+// Out-of-memory episodes and their verdicts.
+//
+// A framework that runs out of memory frees its cache and retries: PyTorch's
+// caching allocator calls cudaMalloc up to three times per request
+// (c10/cuda/CUDACachingAllocator.cpp, DeviceCachingAllocator::malloc: the
+// plain attempt, then after release_available_cached_blocks, then after
+// release_cached_blocks), CuPy's memory pool frees every free block and tries
+// once more (cupy/cuda/memory.pyx, SingleDeviceMemoryPool._malloc). So one
+// episode is the first out-of-memory failure when none is open, plus every
+// failure, of any thread, while it is open; one bundle shows the state at its
+// first failure.
+//
+// The verdict (docs/bundle-format.md, "Out-of-memory verdicts"). Each thread
+// that fails in an episode has one pending request: the device and size of
+// its first failure in it. The same thread's later successful allocation on
+// that device of at least that size resolves it. The episode is
+//   recovered  when every pending request is resolved (decided then);
+//   fatal      when a request is still pending `episode_ns` after the
+//              episode's last failure, or the program ends (exit, a fatal
+//              signal) first;
+//   unknown    until then (and in a bundle whose process died first).
+// Not seen: a retry on another thread, a retry split into smaller requests.
+//
+// Locking: a spin lock around the episode state, taken only on the failure
+// path, by a thread with a pending request when it allocates, and by the
+// writer thread. The hot path only reads the thread's own PendingRequest.
 #pragma once
 #include <atomic>
 #include <cstdint>
+#include <vector>
+
+#include "shim/base/hook_table.h"
+#include "shim/base/spinlock.h"
+#include "shim/record/failure.h"
 
 namespace gpumemrec {
 
+enum class Outcome : uint8_t { kUnknown = 0, kRecovered, kFatal };
+const char* outcome_name(Outcome o);  // "unknown", "recovered", "fatal"
+
+// Why an episode was fatal.
+enum class FatalCause : uint8_t { kNone = 0, kNoRetry, kExit, kSignal };
+
+struct Recovery {
+  uint64_t after_ns = 0;     // from the episode's first failure to the successful retry
+  uint64_t freed_bytes = 0;  // the device's live bytes at the failure minus just before the retry
+  uint64_t retry_size = 0;
+  HookId retry_api = HookId::kCount;
+  uint32_t tid = 0;
+};
+
+struct Verdict {
+  uint64_t episode = 0;
+  Outcome outcome = Outcome::kUnknown;
+  FatalCause cause = FatalCause::kNone;
+  int signal = 0;  // cause kSignal
+  Recovery recovery;
+};
+
+// A recovered episode that got no bundle of its own (GPUMEMREC_RECOVERED=count).
+struct RecoveredFailure {
+  uint64_t number = 0;  // 1, 2, ... in this process
+  uint64_t time_ns = 0; // CLOCK_REALTIME of the first failure
+  uint64_t size = 0;
+  int device = -1;
+  HookId api = HookId::kCount;
+  uint32_t tid = 0;
+  uint32_t stack_id = 0;
+  uint64_t after_ns = 0;
+  uint64_t freed_bytes = 0;
+};
+
+struct RecoveredList {
+  uint64_t count = 0;                  // since the previous kept bundle
+  uint64_t up_to = 0;                  // the newest number counted
+  std::vector<RecoveredFailure> listed;  // the newest kListed of them, oldest first
+};
+
+// A thread's own pending request (thread-local in the dumper; plain data).
+struct PendingRequest {
+  uint64_t episode;  // 0 = none
+  int device;
+  uint64_t size;
+  uint64_t live_at_failure;  // the device's live bytes as the recorder counted them
+};
+
 class Episodes {
  public:
-  // A failure at `now_ns` (monotonic): true when it belongs to the current
-  // episode (no bundle: counted, and the episode extended to now_ns).
-  // Safe against timestamps taken by other threads slightly out of order.
-  bool in_episode(uint64_t now_ns, uint64_t episode_ns);
-  // The caller will write the bundle for a failure at now_ns: a new episode.
-  // Returns the failures since the previous bundle that got none.
-  uint64_t start(uint64_t now_ns);
-  // A failure that got no bundle and started no episode.
+  static constexpr size_t kListed = 32;
+
+  // A failure of this thread at now_ns (monotonic). Returns the episode id it
+  // opened (the caller freezes and dumps), or 0 when it joined the open one.
+  uint64_t on_failure(const FailureInfo& f, uint64_t now_ns, uint64_t live_on_device, uint64_t episode_ns,
+                      PendingRequest* mine);
+  // This thread, with a pending request, allocated `size` on `device`. True
+  // when that closed the episode as recovered.
+  bool on_success(PendingRequest* mine, uint32_t tid, HookId api, int device, uint64_t size, uint64_t now_ns,
+                  uint64_t live_before);
+  // Closes the open episode as fatal if a request has been pending for
+  // episode_ns since its last failure (or at once with `force`: the program
+  // ends). True when it closed one now.
+  bool expire(uint64_t now_ns, uint64_t episode_ns, bool force, FatalCause cause, int signal = 0);
+  // When the open episode expires (monotonic ns), 0 when none is open.
+  uint64_t deadline_ns(uint64_t episode_ns);
+  // The verdict of episode `id` (unknown while it is open). An episode is
+  // watched from its opening (on_failure) until its opener's job is done
+  // (unwatch), so that its verdict is kept however many episodes close
+  // meanwhile; watch() is for dumps that open no episode.
+  Verdict verdict(uint64_t id);
+  bool is_open(uint64_t id);
+  void watch(uint64_t id);
+  void unwatch(uint64_t id);
+
+  // GPUMEMREC_RECOVERED=count: a recovered episode is counted when it closes
+  // (it gets no bundle), listed in the next bundle kept, said at exit.
+  void set_counting(bool on) { counting_ = on; }
+  RecoveredList recovered();
+  void clear_recovered(uint64_t up_to);  // a bundle that lists them was kept
+  uint64_t recovered_total();
+
+  // Failures that got no bundle of their own (joined an episode, or met
+  // another dump): `failed_calls_before_dump` of the next bundle.
   void missed() { unreported_.fetch_add(1, std::memory_order_relaxed); }
-  // For a bundle that starts no episode (signal, exit): same count as start().
   uint64_t take_unreported() { return unreported_.exchange(0, std::memory_order_acq_rel); }
+
   void reset();  // forked child
 
  private:
-  std::atomic<uint64_t> last_ns_{0};  // last failure of the current episode; 0 = none
+  void close(Outcome o, FatalCause cause, int signal);
+  void count_recovered();  // the episode just closed
+  void watch_locked(uint64_t id);
+
+  SpinLock lock_;
+  uint64_t next_id_ = 1;
+  uint64_t open_ = 0;  // the open episode, 0 = none
+  FailureInfo first_;  // its first failure
+  uint64_t first_ns_ = 0, last_ns_ = 0;
+  uint32_t pending_ = 0;
+  Recovery recovery_;
+  static constexpr size_t kHistory = 16;  // > the bundles that can wait for a verdict (freeze.h)
+  Verdict closed_[kHistory];               // the newest closed episodes, by id % kHistory
+  static constexpr size_t kWatched = 4;    // > the bundles in the works (freeze.h: 2 sets + 1)
+  Verdict watched_[kWatched];              // episode 0 = free slot
+  RecoveredFailure recovered_[kListed];  // ring by number (number % kListed)
+  uint64_t recovered_total_ = 0, recovered_cleared_ = 0;
   std::atomic<uint64_t> unreported_{0};
+  bool counting_ = true;
 };
 
 }  // namespace gpumemrec

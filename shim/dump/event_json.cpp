@@ -73,21 +73,28 @@ void append_json_string(std::string& out, const std::string& s) {
 
 }  // namespace
 
+// Keys whose value is what a reader assumes when they are absent are left
+// out (docs/bundle-format.md, "Keys left out"): the launcher identity of a
+// process that is rank 0 of 1, a job id that is not set, and the per-event
+// metadata object, which is always empty.
 void EventJsonContext::set_identity(int pid, const LauncherIdentity& id) {
   char num[24];
   tail.clear();
   tail += ",\"pid\":";
   tail.append(num, size_t(i64(num, pid) - num));
-  tail += ",\"rank\":";
-  tail.append(num, size_t(i64(num, id.rank) - num));
-  tail += ",\"local_rank\":";
-  tail.append(num, size_t(i64(num, id.local_rank) - num));
-  tail += ",\"world_size\":";
-  tail.append(num, size_t(i64(num, id.world_size) - num));
-  tail += ",\"job_id\":";
-  if (id.has_job_id) append_json_string(tail, id.job_id);
-  else tail += "null";
-  tail += ",\"metadata\":{}}";
+  if (id.rank != 0 || id.local_rank != 0 || id.world_size != 1) {
+    tail += ",\"rank\":";
+    tail.append(num, size_t(i64(num, id.rank) - num));
+    tail += ",\"local_rank\":";
+    tail.append(num, size_t(i64(num, id.local_rank) - num));
+    tail += ",\"world_size\":";
+    tail.append(num, size_t(i64(num, id.world_size) - num));
+  }
+  if (id.has_job_id) {
+    tail += ",\"job_id\":";
+    append_json_string(tail, id.job_id);
+  }
+  tail += '}';
 }
 
 size_t format_event_json(char* out, const Event& e, bool first, const EventJsonContext& ctx) {
@@ -102,8 +109,6 @@ size_t format_event_json(char* out, const Event& e, bool first, const EventJsonC
   p = lit(p, ",\"event_type\":\"");
   p = str(p, event_type_name(event_kind(e)));
   p = lit(p, "\",\"memory_allocated\":");
-  p = u64(p, e.live_after);
-  p = lit(p, ",\"memory_reserved\":");
   p = u64(p, e.live_after);
   p = lit(p, ",\"memory_change\":");
   p = i64(p, event_memory_change(e));
@@ -129,19 +134,25 @@ size_t format_event_json(char* out, const Event& e, bool first, const EventJsonC
   p = u64(p, e.stack_id);
   p = lit(p, ",\"duration_ns\":");
   p = u64(p, e.duration_ns);
-  p = lit(p, ",\"stream\":");
-  p = u64(p, e.stream);
+  if (e.stream) {
+    p = lit(p, ",\"stream\":");
+    p = u64(p, e.stream);
+  }
   p = lit(p, ",\"timestamp_ns\":");
   p = u64(p, e.time_ns);
-  p = lit(p, ",\"device_used\":");
-  p = u64(p, e.live_after);
-  p = lit(p, ",\"device_total\":");
+  // memory_reserved and device_used would repeat memory_allocated, and
+  // device_total / device_free are left out when unknown: see the comment
+  // above set_identity.
   const int dev = event_device(e);
   const uint64_t total = dev >= 0 ? ctx.device_total[dev] : 0;
-  p = total ? u64(p, total) : lit(p, "null");
-  p = lit(p, ",\"device_free\":");
-  const bool free_known = ctx.has_failure_free && e.seq == ctx.failure_seq;
-  p = free_known ? u64(p, ctx.failure_free) : lit(p, "null");
+  if (total) {
+    p = lit(p, ",\"device_total\":");
+    p = u64(p, total);
+  }
+  if (ctx.has_failure_free && e.seq == ctx.failure_seq) {
+    p = lit(p, ",\"device_free\":");
+    p = u64(p, ctx.failure_free);
+  }
   return size_t(p - out);
 }
 

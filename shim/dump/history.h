@@ -33,6 +33,9 @@ inline int64_t event_memory_change(const Event& e) {
 
 // Rewrites live_after and time_ns of `events` (the cut, in seq order).
 // `live_at_cut`: the reconciled live set ("mapping" entries are not counted).
-void make_history_consistent(std::vector<Event>* events, const std::vector<LiveEntry>& live_at_cut);
+void make_history_consistent(Event* events, size_t count, const std::vector<LiveEntry>& live_at_cut);
+inline void make_history_consistent(std::vector<Event>* events, const std::vector<LiveEntry>& live_at_cut) {
+  make_history_consistent(events->data(), events->size(), live_at_cut);
+}
 
 }  // namespace gpumemrec

@@ -6,6 +6,7 @@
 
 #include "shim/base/hook_table.h"
 #include "shim/dump/bundle_files.h"
+#include "shim/dump/verdict_text.h"
 #include "shim/record/recorder.h"
 
 namespace gpumemrec {
@@ -99,6 +100,48 @@ void write_exception(JsonWriter& w, const BundleInput& in, const model::Metadata
   w.Key("exception_message"); f ? w.String(m.context) : w.Null();
 }
 
+void write_recovery(JsonWriter& w, const Recovery& r) {
+  w.StartObject();
+  w.Key("after_ms"); w.Double(double(r.after_ns) / 1e6);
+  w.Key("freed_bytes"); w.Uint64(r.freed_bytes);
+  w.Key("retry_size"); w.Uint64(r.retry_size);
+  w.Key("retry_api"); w.String(hook_name(r.retry_api));
+  w.Key("thread_id"); w.Uint(r.tid);
+  w.EndObject();
+}
+
+// The verdict (out-of-memory bundles only) and the recovered episodes that
+// got no bundle (every bundle).
+void write_outcome(JsonWriter& w, const BundleInput& in) {
+  if (in.failure) {
+    const Verdict& v = in.verdict;
+    w.Key("outcome"); w.String(outcome_name(v.outcome));
+    w.Key("outcome_detail"); w.String(outcome_detail(v, in.episode_ms));
+    w.Key("recovery");
+    if (v.outcome == Outcome::kRecovered) write_recovery(w, v.recovery);
+    else w.Null();
+  }
+  w.Key("recovered_failures");
+  w.StartObject();
+  w.Key("count"); w.Uint64(in.recovered.count);
+  w.Key("listed");
+  w.StartArray();
+  for (const RecoveredFailure& r : in.recovered.listed) {
+    w.StartObject();
+    w.Key("timestamp"); w.Double(seconds(r.time_ns));
+    w.Key("device_id"); w.Int(r.device);
+    w.Key("size"); w.Uint64(r.size);
+    w.Key("api"); w.String(hook_name(r.api));
+    w.Key("thread_id"); w.Uint(r.tid);
+    w.Key("stack_id"); w.Uint(r.stack_id);
+    w.Key("after_ms"); w.Double(double(r.after_ns) / 1e6);
+    w.Key("freed_bytes"); w.Uint64(r.freed_bytes);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+}
+
 }  // namespace
 
 bool write_metadata_json(BundleFiles& files, const BundleContent& c, std::string* error) {
@@ -134,6 +177,7 @@ bool write_metadata_json(BundleFiles& files, const BundleContent& c, std::string
     w.Key("captured_event_count"); w.Uint64(m.captured_event_count);
     w.Key("total_event_count"); w.Uint64(m.total_event_count);
     w.Key("failed_calls_before_dump"); w.Uint64(m.failed_calls_before_dump);
+    write_outcome(w, c.in);
     w.Key("timestamp"); w.Double(m.timestamp);
     write_gpu_processes(w, c.in.gpu_processes);
     write_custom_metadata(w);

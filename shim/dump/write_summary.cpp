@@ -8,6 +8,7 @@
 #include "common/names.h"
 #include "shim/base/hook_table.h"
 #include "shim/dump/bundle_files.h"
+#include "shim/dump/verdict_text.h"
 
 namespace gpumemrec {
 
@@ -16,6 +17,7 @@ namespace {
 constexpr size_t kFailingFrames = 24;
 constexpr size_t kSiteFrames = 12;
 constexpr size_t kTopSites = 10;
+constexpr size_t kRecoveredLines = 5;  // of the recovered failures (all in metadata.json)
 
 // Short C++ names (template and parameter lists collapsed, file:line kept),
 // as `gpumemrec report` prints them (common/names.h).
@@ -65,6 +67,30 @@ void write_what_failed(FdOut& o, const BundleContent& c) {
   o.write(line);
 }
 
+void write_outcome(FdOut& o, const BundleContent& c) {
+  if (c.in.failure) {
+    o.write("Outcome:      ");
+    o.write(outcome_name(c.in.verdict.outcome));
+    o.write(" - ");
+    o.write(outcome_detail(c.in.verdict, c.in.episode_ms).c_str());
+    o.write("\n");
+  }
+  const RecoveredList& rec = c.in.recovered;
+  if (rec.count == 0) return;
+  char line[512];
+  std::snprintf(line, sizeof line, "Recovered out-of-memory failures since the previous bundle: %llu\n",
+                (unsigned long long)rec.count);
+  o.write(line);
+  const size_t n = rec.listed.size(), from = n > kRecoveredLines ? n - kRecoveredLines : 0;
+  for (size_t i = from; i < n; ++i) {
+    const RecoveredFailure& r = rec.listed[i];
+    std::snprintf(line, sizeof line, "    %s(%s) on device %d, thread %u: recovered after freeing %s (%.1f ms)\n",
+                  hook_name(r.api), format_bytes(r.size).c_str(), r.device, r.tid,
+                  format_bytes(r.freed_bytes).c_str(), double(r.after_ns) / 1e6);
+    o.write(line);
+  }
+}
+
 void write_totals(FdOut& o, const BundleContent& c) {
   char line[1024];
   const DumpSnapshot& s = c.snap;
@@ -83,7 +109,7 @@ void write_totals(FdOut& o, const BundleContent& c) {
   }
   o.write("\n");
   std::snprintf(line, sizeof line, "Events:       %llu in this bundle, %llu recorded since start\n",
-                (unsigned long long)s.events.size(), (unsigned long long)(s.end_seq - 1));
+                (unsigned long long)s.event_count, (unsigned long long)(s.end_seq - 1));
   o.write(line);
   if (c.in.gpu_processes.available) {
     o.write("On the GPU:   ");
@@ -119,6 +145,7 @@ bool write_summary_txt(BundleFiles& files, const BundleContent& c, std::string* 
     o.write(c.in.bundle_name.c_str());
     o.write("\n\n");
     write_what_failed(o, c);
+    write_outcome(o, c);
     write_totals(o, c);
     if (c.in.failure && c.in.failure->stack_id) {
       o.write("\nFailing call stack:\n");

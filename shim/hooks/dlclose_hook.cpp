@@ -11,10 +11,13 @@
 
 #include "shim/base/hook_table.h"
 #include "shim/base/symbol_cache.h"
+#include "shim/dump/dumper.h"
 
 extern "C" __attribute__((visibility("default"))) int dlclose(void* handle) {
   gpumemrec::DlcloseFn real = gpumemrec::real_dlclose();
   if (!real) return -1;
+  // A bundle frozen just before still has to name this library's frames.
+  gpumemrec::dumper_before_unload();
   const uint64_t before = gpumemrec::loader_subs();
   const int rc = real(handle);
   if (gpumemrec::loader_subs() != before) gpumemrec::note_library_unloaded();

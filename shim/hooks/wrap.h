@@ -64,6 +64,7 @@ inline typename T::Result run_alloc(HookId id, MemoryType type, int device, uint
   if (int(rc) == 0) {
     const Held h = held();
     record_alloc(id, device, h.address, h.size, stream, type, t0, 0, adm.reserved);
+    if (dumper_thread_has_pending()) dumper_on_success(id, device, size);
   } else {
     FailureInfo f;
     if (record_alloc_failure(id, device, size, stream, type, t0, int(rc), int(rc) == T::kOom, DumpReason::kOom,

@@ -171,17 +171,32 @@ uint64_t LiveTable::count() const {
   return n;
 }
 
+template <typename Visit>
+void LiveTable::for_each_entry(Shard& s, Visit&& visit) {
+  for (uint64_t* keys : {s.keys, s.old_keys}) {
+    if (!keys) continue;
+    uint64_t cap = keys == s.keys ? s.capacity : s.old_capacity;
+    const LiveEntry* vals = entries(keys, cap);
+    for (uint64_t i = 0; i < cap; ++i)
+      if (keys[i] != 0 && keys[i] != kMoved) visit(vals[i]);
+  }
+}
+
 void LiveTable::snapshot(std::vector<LiveEntry>* out) {
   for (auto& s : shards_) {
     SpinGuard g(s.lock);
-    for (uint64_t* keys : {s.keys, s.old_keys}) {
-      if (!keys) continue;
-      uint64_t cap = keys == s.keys ? s.capacity : s.old_capacity;
-      const LiveEntry* vals = entries(keys, cap);
-      for (uint64_t i = 0; i < cap; ++i)
-        if (keys[i] != 0 && keys[i] != kMoved) out->push_back(vals[i]);
-    }
+    for_each_entry(s, [&](const LiveEntry& e) { out->push_back(e); });
   }
+}
+
+uint64_t LiveTable::snapshot_into(LiveEntry* out, uint64_t cap) {
+  uint64_t n = 0;
+  for (auto& s : shards_) {
+    SpinGuard g(s.lock);
+    if (n + s.live > cap) return UINT64_MAX;
+    for_each_entry(s, [&](const LiveEntry& e) { out[n++] = e; });
+  }
+  return n;
 }
 
 void LiveTable::lock_all() {

@@ -67,6 +67,10 @@ class LiveTable {
   uint64_t count() const;
   // Appends every entry; each shard is copied under its lock.
   void snapshot(std::vector<LiveEntry>* out);
+  // The same into out[0, cap) without allocating (the out-of-memory freeze,
+  // dump/freeze.h): the number copied, or UINT64_MAX when the entries do not
+  // fit (the table grew since the caller sized `out`).
+  uint64_t snapshot_into(LiveEntry* out, uint64_t cap);
 
   // fork: prepare locks every shard so no update is half-done, parent/child
   // unlock (see atfork in recorder.cpp).
@@ -115,6 +119,8 @@ class LiveTable {
   static void move_some(Shard& s, uint64_t slots, Retired* done);
   static bool start_growth(Shard& s, Retired* done);
   bool lookup(uint64_t key, LiveEntry* out, bool take);
+  template <typename Visit>
+  static void for_each_entry(Shard& s, Visit&& visit);  // the caller holds s.lock
 
   Shard shards_[kShards];
 };

@@ -1,5 +1,7 @@
 #include "shim/record/recorder.h"
 
+#include "shim/base/tls.h"
+
 #include <pthread.h>
 #include <sched.h>
 #include <sys/mman.h>
@@ -20,9 +22,6 @@ namespace gpumemrec {
 
 namespace {
 
-// Initial-exec TLS: we are preloaded, so static TLS is available and each
-// access is one instruction (no __tls_get_addr call on the hot path).
-#define GM_TLS __thread __attribute__((tls_model("initial-exec")))
 GM_TLS int t_depth = 0;
 GM_TLS uint32_t t_tid = 0;
 GM_TLS bool t_in_init = false;

@@ -165,7 +165,7 @@ def recover_minute():
           "p99 %.2f ms, longest failed call %.1f ms" % (t["steps"], seconds, t["driver_ooms"], t["recovered"],
                                                         t["max_step_us"] / 1000.0, t["p99_step_us"] / 1000.0,
                                                         t["max_failed_call_us"] / 1000.0))
-    check(t["fatal"] == 1 and t["failed_requests"] == 0, "program counts: %s" % t)
+    check(t["fatal"] == 1 and t["gave_up"] == 0, "program counts: %s" % t)
     check(t["recovered"] >= 100, "only %d recovered requests: the test needs many" % t["recovered"])
     b = r.only_bundle()  # no bundle for the recovered episodes, no .tmp- left
     b.check_well_formed()
@@ -205,20 +205,20 @@ def recover_threads():
     t = total(r.stdout)
     check(t["fatal"] == 1 and t["recovered"] > 10, "program counts: %s" % t)
     reqs = request_lines(r.stdout)
-    check(len(reqs) == t["recovered"] + t["failed_requests"] + 1, "%d request lines for %s" % (len(reqs), t))
+    check(len(reqs) == t["recovered"] + t["gave_up"] + 1, "%d request lines for %s" % (len(reqs), t))
     b = r.only_bundle()
     b.check_well_formed()
     check_outcome(b, "fatal", "not recovered")
     n = check_recovered_failures(b, sizes={BLOCK, BLOCK + 4096}, tids={(tid, size) for _, tid, size, _ in reqs})
     said = exit_count(r.stderr)
     check(said == n, "exit line says %d, the metadata %d" % (said, n))
-    check(n <= t["recovered"] + t["failed_requests"], "%d recovered episodes for %d failed requests" %
-          (n, t["recovered"] + t["failed_requests"]))
+    check(n <= t["recovered"] + t["gave_up"], "%d recovered episodes for %d failed requests" %
+          (n, t["recovered"] + t["gave_up"]))
     bundle_lines = [l for l in shim_lines(r.stderr) if "bundle: " in l]
     check(len(bundle_lines) == 1 and "not recovered (fatal)" in bundle_lines[0], "bundle lines:\n%s" %
           "\n".join(bundle_lines))
     print("recover_threads: %d steps, %d recovered requests, %d failed, %d recovered episodes counted; max step "
-          "%.1f ms" % (t["steps"], t["recovered"], t["failed_requests"], n, t["max_step_us"] / 1000.0))
+          "%.1f ms" % (t["steps"], t["recovered"], t["gave_up"], n, t["max_step_us"] / 1000.0))
 
 
 def recover_keep():

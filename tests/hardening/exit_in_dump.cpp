@@ -1,16 +1,16 @@
-// exit_in_dump: the program's SIGTERM handler calls exit() while the thread
-// it interrupted is writing a bundle (the recorder's dump on the failing
-// cudaMalloc).
+// exit_in_dump: the program's SIGTERM handler calls exit() while a bundle is
+// being written (since issue 12 by the recorder's writer thread, after the
+// failing cudaMalloc returned).
 //
 //   exit_in_dump [live_allocations=200000]
 //
 // Makes many small live allocations (so that the bundle takes a while to
 // write), starts a watcher thread that polls $GPUMEMREC_DIR for a ".tmp-"
 // entry (a bundle being written) and then sends SIGTERM to the main thread,
-// and asks for more than the device has. The handler prints HANDLER and
-// calls exit(7). If the out-of-memory call returns before the watcher saw a
-// bundle being written (no recorder, or the dump was too quick), the program
-// prints MISSED and exits 3.
+// asks for more than the device has, and waits (up to 60 s) for the signal.
+// The handler prints HANDLER and calls exit(7). If the watcher never saw a
+// bundle being written (no recorder, or the write was too quick), the
+// program prints MISSED and exits 3.
 #include <cuda_runtime_api.h>
 #include <dirent.h>
 #include <pthread.h>
@@ -44,6 +44,17 @@ bool tmp_in(const char* dir) {
   return found;
 }
 
+// Gives up when a complete bundle appears without a ".tmp-" ever seen.
+bool bundle_in(const char* dir) {
+  DIR* d = opendir(dir);
+  if (!d) return false;
+  bool found = false;
+  while (struct dirent* e = readdir(d))
+    if (std::strncmp(e->d_name, "oom_dump_", 9) == 0) found = true;
+  closedir(d);
+  return found;
+}
+
 void* watcher(void* arg) {
   const char* dir = static_cast<const char*>(arg);
   while (!g_stop.load()) {
@@ -51,8 +62,10 @@ void* watcher(void* arg) {
       pthread_kill(g_main, SIGTERM);
       return nullptr;
     }
+    if (!dir || bundle_in(dir)) break;
     sched_yield();
   }
+  g_stop.store(true);
   return nullptr;
 }
 
@@ -84,6 +97,7 @@ int main(int argc, char** argv) {
   pthread_attr_destroy(&attr);
   void* big = nullptr;
   const cudaError_t rc = cudaMalloc(&big, size_t(1) << 40);
+  for (int i = 0; i < 60000 && !g_stop.load(); ++i) usleep(1000);  // the watcher signals, or gives up
   g_stop.store(true);
   std::printf("MISSED rc=%d\n", int(rc));
   return 3;

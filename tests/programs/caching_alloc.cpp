@@ -42,7 +42,8 @@
 //   recovered       requests whose first cudaMalloc failed and which then
 //                   succeeded (one recovered out-of-memory episode each when
 //                   a single thread allocates)
-//   failed_requests step requests that failed for good (not the final one)
+//   gave_up         step requests that failed for good, the step going on
+//                   without them (the final fatal request is not counted)
 //   max_step_us / p99_step_us  wall time of one training step's allocations
 //                   (all threads; the compute_us pause is not included)
 //   max_failed_call_us  the longest cudaMalloc call that failed
@@ -50,7 +51,7 @@
 //   START prog=caching_alloc threads=<t> steps=<s> block=<b> seconds=<S> compute_us=<U>
 //   RECOVERED tid=<Linux thread id> size=<b> freed=<bytes this request's releases freed> attempts=<n>  (log=1)
 //   FAILED tid=<t> size=<b> freed=<b> attempts=<n>       (log=1; the last one is the final fatal request)
-//   TOTAL steps=<n> driver_ooms=<n> recovered=<n> failed_requests=<n> fatal=<0|1> max_step_us=<us> p99_step_us=<us>
+//   TOTAL steps=<n> driver_ooms=<n> recovered=<n> gave_up=<n> fatal=<0|1> max_step_us=<us> p99_step_us=<us>
 //         max_failed_call_us=<us>
 //   DONE live_count=<n> live_bytes=<b>
 #include <cuda_runtime_api.h>
@@ -76,7 +77,7 @@ struct Block {
 struct CachingAllocator {
   std::mutex mu;
   std::vector<Block> cached;  // freed by the program, still held on the device
-  std::atomic<int> driver_ooms{0}, recovered{0}, failed{0};
+  std::atomic<int> driver_ooms{0}, recovered{0}, gave_up{0};
   std::atomic<int64_t> max_failed_call_us{0};  // the longest cudaMalloc that failed
 
   bool take_cached(uint64_t size, Block* out) {
@@ -158,7 +159,7 @@ extern "C" PROG_NOINLINE bool caching_malloc(uint64_t size, Block* out) {
   uint64_t freed = 0;
   const bool ok = (g_alloc.release(size, &freed) && alloc_block_cudamalloc(size, out, &attempts)) ||
                   (g_alloc.release(0, &freed) && alloc_block_cudamalloc(size, out, &attempts));
-  (ok ? g_alloc.recovered : g_alloc.failed).fetch_add(1);
+  (ok ? g_alloc.recovered : g_alloc.gave_up).fetch_add(1);
   if (g_log)
     printf("%s tid=%ld size=%" PRIu64 " freed=%" PRIu64 " attempts=%d\n", ok ? "RECOVERED" : "FAILED",
            long(syscall(SYS_gettid)), size, freed, attempts);
@@ -244,12 +245,12 @@ int main(int argc, char** argv) {
     Block b;
     if (!caching_malloc(o.block * 1024, &b)) {
       fatal_seen = 1;  // torch.OutOfMemoryError
-      g_alloc.failed.fetch_sub(1);  // counted as fatal, not as a step's failed request
+      g_alloc.gave_up.fetch_sub(1);  // counted as fatal, not as a step's failed request
     }
   }
-  printf("TOTAL steps=%zu driver_ooms=%d recovered=%d failed_requests=%d fatal=%d max_step_us=%" PRId64
+  printf("TOTAL steps=%zu driver_ooms=%d recovered=%d gave_up=%d fatal=%d max_step_us=%" PRId64
          " p99_step_us=%" PRId64 " max_failed_call_us=%" PRId64 "\n",
-         all.size(), g_alloc.driver_ooms.load(), g_alloc.recovered.load(), g_alloc.failed.load(), fatal_seen, max_us,
+         all.size(), g_alloc.driver_ooms.load(), g_alloc.recovered.load(), g_alloc.gave_up.load(), fatal_seen, max_us,
          p99_us, g_alloc.max_failed_call_us.load());
   uint64_t ignored = 0;
   g_alloc.release(0, &ignored);

@@ -5,10 +5,14 @@ Used by the tools tests until (and alongside) bundles written by the real
 shim. python3 standard library only.
 
   make_bundle.py OUTDIR [--events N] [--stacks S] [--devices D] [--ranks R]
-                 [--pre-ring K] [--seed X]
+                 [--pre-ring K] [--seed X] [--outcome V] [--recovered N]
 
 Writes one bundle per rank into OUTDIR (created), named
-oom_dump_<UTC>_<pid>_cuda_1, and prints their paths. The ring starts after
+oom_dump_<UTC>_<pid>_cuda_1_<host>_<random8hex>, and prints their paths.
+--outcome recovered|fatal|unknown writes the verdict of issue 12
+(manifest/metadata outcome, outcome_detail, recovery) and --recovered N lists
+N recovered failures (recovered_failures, at most 32 listed, as the shim);
+without them the bundle looks like one written before issue 12. The ring starts after
 K older allocations (live in allocations.json, some freed inside the ring)
 so readers meet allocations older than the ring and frees of addresses the
 ring never saw allocated. Events include cudaMalloc/cudaFree,
@@ -161,12 +165,39 @@ def synth(rng, args, rank, t_end):
     return events, live, per_dev, fail_dev, request, oom_sid, t
 
 
+DETAILS = {"recovered": "recovered after freeing 3.20 GiB of cache (12.3 ms later)",
+           "fatal": "not recovered: no retry of the request succeeded within 2000 ms",
+           "unknown": "the process ended before the verdict (or it was not known yet)"}
+
+
+def verdict_fields(args, rng, t, request):
+    """metadata.json keys of issue 12 (docs/bundle-format.md)."""
+    out = {}
+    if args.outcome != "none":
+        out["outcome"] = args.outcome
+        out["outcome_detail"] = DETAILS[args.outcome]
+        out["recovery"] = None
+        if args.outcome == "recovered":
+            out["recovery"] = {"after_ms": 12.3, "freed_bytes": 3435973837, "retry_size": request,
+                               "retry_api": "cudaMalloc", "thread_id": 4243}
+    if args.outcome != "none" or args.recovered:
+        listed = []
+        for i in range(min(args.recovered, 32)):
+            listed.append({"timestamp": round(t - 30 + i * 0.5, 6), "device_id": i % args.devices,
+                           "size": (1 + i % 4) * 256 * MiB, "api": ["cudaMalloc", "cuMemAlloc_v2", "cuMemCreate"][i % 3],
+                           "thread_id": 4243 + i % 2, "stack_id": 1 + i % args.stacks, "after_ms": round(0.5 + i * 0.25, 3),
+                           "freed_bytes": rng.randint(0, 4) * GiB})
+        out["recovered_failures"] = {"count": args.recovered, "listed": listed}
+    return out
+
+
 def write_bundle(outdir, args, rank, rng, t_end):
     pid = 4242 + rank * 10
     events, live, per_dev, fail_dev, request, oom_sid, t = synth(rng, args, rank, t_end)
     stacks = make_stacks(rng, args.stacks)
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(t))
-    name = "oom_dump_%s_%d_cuda_1" % (stamp, pid)
+    host = "node%d" % (rank // 8)
+    name = "oom_dump_%s_%d_cuda_1_%s_%08x" % (stamp, pid, host, rng.getrandbits(32))
     tmp = os.path.join(outdir, ".tmp-" + name)
     final = os.path.join(outdir, name)
     os.makedirs(tmp, mode=0o700, exist_ok=True)
@@ -197,7 +228,6 @@ def write_bundle(outdir, args, rank, rng, t_end):
     w("stacks.json", json.dumps(stacks, indent=1))
     live_bytes = sum(per_dev)
     total = per_dev[fail_dev] + 3 * GiB
-    host = "node%d" % (rank // 8)
     custom = {}
     if args.ranks > 1 or args.rank_meta:
         custom = {"rank": rank, "local_rank": rank % 8, "world_size": args.ranks, "job_id": "12345", "hostname": host}
@@ -209,6 +239,7 @@ def write_bundle(outdir, args, rank, rng, t_end):
             "context": "cudaMalloc(%d) on device %d returned cudaErrorMemoryAllocation" % (request, fail_dev),
             "backend": "cuda", "captured_event_count": len(events), "total_event_count": events[-1][0],
             "failed_calls_before_dump": 0, "timestamp": round(t, 6), "custom_metadata": custom}
+    meta.update(verdict_fields(args, rng, t, request))
     w("metadata.json", json.dumps(meta, indent=2))
     env = {"pid": pid, "ppid": 4200, "cwd": "/home/u", "cmdline": ["python", "train.py", "--rank", str(rank)],
            "hostname": host, "uid": 1000, "driver_version": 13000, "runtime_version": 13000,
@@ -223,6 +254,8 @@ def write_bundle(outdir, args, rank, rng, t_end):
                 "files": ["metadata.json", "events.json", "allocations.json", "stacks.json", "environment.json",
                           "summary.txt", "manifest.json"],
                 "generator": "make_bundle.py", "pid": pid}
+    if args.outcome != "none":
+        manifest["outcome"] = args.outcome
     w("manifest.json", json.dumps(manifest, indent=2))
     os.rename(tmp, final)
     return final
@@ -239,6 +272,8 @@ def main():
     ap.add_argument("--pre-ring", type=int, default=20, help="live allocations older than the ring")
     ap.add_argument("--rank-meta", action="store_true", help="write custom_metadata.rank even for one rank")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--outcome", choices=["none", "recovered", "fatal", "unknown"], default="none")
+    ap.add_argument("--recovered", type=int, default=0, help="recovered failures since the previous bundle")
     args = ap.parse_args()
     os.makedirs(args.outdir, exist_ok=True)
     base = 1763733785.0

@@ -346,9 +346,35 @@ def full_label(f):
     return "%s+0x%x" % (os.path.basename(f["module"]) if f.get("module") else "??", f["offset"])
 
 
-def recovered_ooms(events):
+def own_oom(events, meta):
+    """Index (among the OOM events) of the bundle's own failure: the last OOM
+    on the thread, device and size of metadata.json; None without one."""
+    ooms = [e for e in events if e["event_type"] == "oom"]
+    if not meta.get("api"):
+        return None
+    for i in range(len(ooms) - 1, -1, -1):
+        e = ooms[i]
+        if (e["thread_id"], e["device_id"], e["size"]) == (meta.get("thread_id"), meta.get("device_id"),
+                                                          meta.get("requested_bytes")):
+            return i
+    return None
+
+
+def bundle_outcome(b):
+    """docs/cli.md: metadata's verdict unless it is "unknown" and the
+    manifest's is decided; "" when the bundle has none."""
+    md, mf = load(b, "metadata.json").get("outcome") or "", load(b, "manifest.json").get("outcome") or ""
+    if md and md != "unknown":
+        return md
+    if mf and mf != "unknown":
+        return mf
+    return md or mf
+
+
+def recovered_ooms(events, meta=None, outcome=""):
     """docs/cli.md: an OOM is recovered when the same thread later allocates at
-    least as many bytes successfully before its next OOM."""
+    least as many bytes successfully before its next OOM; the bundle's own
+    failure follows the bundle's verdict (outcome) when it has one."""
     out, sizes, open_ = [], [], {}
     for e in events:
         if e["event_type"] == "oom":
@@ -360,6 +386,9 @@ def recovered_ooms(events):
             if i is not None and e["size"] >= sizes[i]:
                 out[i] = True
                 del open_[e["thread_id"]]
+    own = own_oom(events, meta or {}) if outcome else None
+    if own is not None and outcome in ("recovered", "fatal"):
+        out[own] = outcome == "recovered"
     return out
 
 
@@ -406,7 +435,7 @@ def t_report_json(c):
         check(all(len(s["frames"]) <= 3 for s in r["sites"]), "--frames not applied")
         check(r["sites_total"] == len(by), "sites_total")
         check(r["ring"]["events"] == len(events), "ring.events")
-        rec = recovered_ooms(events)
+        rec = recovered_ooms(events, meta, bundle_outcome(b))
         check([o["recovered"] for o in r["ooms"]] == rec, "ooms recovered %r != %r" % ([o["recovered"] for o in r["ooms"]], rec))
         if "recovered" in b:
             check(any(rec), "the recovered-OOM variant has no recovered OOM")
@@ -630,7 +659,7 @@ def t_html_flame(c):
         unit = "\u00b5s" if span < 2e-3 else "ms" if span < 2 else "s" if span < 180 else "min"
         check(t["ticks"] and all(x.endswith(" " + unit) for x in t["ticks"]) and len(set(t["ticks"])) > 2,
               "time ticks for a %.4f s span: %r" % (span, t["ticks"][:8]))
-        rec = recovered_ooms(events)
+        rec = recovered_ooms(events, meta, bundle_outcome(b))
         oom_devs = [e["device_id"] for e in events if e["event_type"] == "oom"]
         check(t["ooms"] + t["ooms_recovered"] == len(oom_devs) and t["ooms_recovered"] == sum(rec),
               "OOM marks: %d + %d recovered, expected %d (%d recovered)" % (t["ooms"], t["ooms_recovered"], len(oom_devs), sum(rec)))
@@ -869,10 +898,303 @@ def t_bad_structure(c):
         print("ok: %-36s -> %s" % (label, lines[0] if p.returncode else "exit 0"))
 
 
+VERDICT_KINDS = {"recovered": 40, "fatal": 3, "unknown": 0, "none": 0}  # --outcome -> --recovered
+
+
+def verdict_bundles(c):
+    """One bundle per verdict (and one without: written before issue 12), plus
+    a signal dump (no verdict), all in one directory: {kind: path}."""
+    d = os.path.join(c.work, "verdicts")
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    out = {}
+    for i, (v, n) in enumerate(sorted(VERDICT_KINDS.items())):
+        src = c.synth("verdict-" + v, "--events", "300", "--devices", "1", "--outcome", v, "--recovered", str(n),
+                      "--seed", str(21 + i))[0]
+        out[v] = os.path.join(d, os.path.basename(src))
+        shutil.copytree(src, out[v])
+    sig = out["none"] + "sig"
+    shutil.copytree(out["none"], sig)
+    edit_json(sig, "metadata.json", lambda m: m.update(reason="signal", api="", requested_bytes=0, error_code=0,
+                                                       error_name="", stack_id=0))
+    edit_json(sig, "manifest.json", lambda m: m.update(reason="signal"))
+    out["signal"] = sig
+    return d, out
+
+
+def edit_json(b, name, fn):
+    v = load(b, name)
+    r = fn(v)
+    with open(os.path.join(b, name), "w") as f:
+        json.dump(v if r is None else r, f)
+
+
+def expected_outcome(kind):
+    return None if kind in ("none", "signal") else kind
+
+
+def check_verdict_ls(c, d, bundles):
+    rc, out, err = c.gmr("ls", d)
+    check(rc == 0, "ls rc=%d %s" % (rc, err))
+    lines = out.strip().splitlines()
+    check(lines[0].split()[5] == "OUTCOME", "ls header: %r" % lines[0])
+    cells = {l.split()[-1]: l.split()[6] for l in lines[1:]}  # TIME is two words
+    for kind, b in bundles.items():
+        want = expected_outcome(kind) or "-"
+        check(cells.get(os.path.basename(b)) == want, "ls OUTCOME of %s: %r, expected %r\n%s" %
+              (kind, cells.get(os.path.basename(b)), want, out))
+    rc, out, err = c.gmr("ls", "--json", d)
+    rows = {r["bundle"]: r for r in json.loads(out)}
+    for kind, b in bundles.items():
+        r = rows[os.path.basename(b)]
+        check(r["outcome"] == expected_outcome(kind), "ls --json outcome of %s: %r" % (kind, r["outcome"]))
+        check(r["recovered_failures"] == VERDICT_KINDS.get(kind, 0), "ls --json recovered_failures of %s: %r" %
+              (kind, r["recovered_failures"]))
+
+
+def check_verdict_report(c, kind, b):
+    meta = load(b, "metadata.json")
+    rc, out, err = c.gmr("report", b)
+    check(rc == 0, "report %s rc=%d %s" % (kind, rc, err))
+    head = out.split("WHAT FAILED")[0]
+    want = expected_outcome(kind)
+    if want:
+        check("  outcome: %s - %s\n" % (want, meta["outcome_detail"]) in head, "%s: no outcome line before WHAT FAILED:\n%s" %
+              (kind, head))
+    else:
+        check("outcome:" not in out, "%s: an outcome line for a bundle without one" % kind)
+    rec_line = ("  recovered: cudaMalloc(8.00 GiB) on thread 4243 succeeded 12.3 ms after the failure; "
+                "3.20 GiB freed before it\n")
+    check((rec_line in out) == (kind == "recovered"), "%s: recovery line %s" % (kind, "missing" if kind == "recovered" else "shown"))
+    n = VERDICT_KINDS.get(kind, 0)
+    title = "Recovered out-of-memory failures since the previous bundle: %d\n" % n
+    check((title in out) == (n > 0) and (("RECOVERED OUT-OF-MEMORY FAILURES" in out) == (n > 0)),
+          "%s: recovered-failures section (N=%d)" % (kind, n))
+    rc, js, err = c.gmr("report", "--json", b)
+    r = json.loads(js)
+    check(r["outcome"] == want and r["outcome_detail"] == (meta.get("outcome_detail") if want else None),
+          "%s: report --json outcome %r / %r" % (kind, r["outcome"], r["outcome_detail"]))
+    check(r["recovery"] == meta.get("recovery"), "%s: report --json recovery %r" % (kind, r["recovery"]))
+    listed = meta.get("recovered_failures", {}).get("listed", [])
+    rf = r["recovered_failures"]
+    check(rf["count"] == n and len(rf["listed"]) == len(listed), "%s: recovered_failures %r" % (kind, rf["count"]))
+    for x, m in zip(rf["listed"], listed):
+        for k in ("timestamp", "size", "api", "thread_id", "stack_id", "after_ms", "freed_bytes"):
+            check(x[k] == m[k], "%s: recovered_failures.listed %s: %r != %r" % (kind, k, x[k], m[k]))
+        check(x["device"] == m["device_id"], "listed device")
+    if listed:
+        sect = out.split("RECOVERED OUT-OF-MEMORY FAILURES")[1].split("TOP ALLOCATION SITES")[0]
+        rows = [l for l in sect.splitlines()[3:] if l.startswith("  20")]
+        check(len(rows) == min(32, len(listed)), "%s: %d listed rows, expected %d\n%s" % (kind, len(rows), len(listed), sect))
+        for row, x in zip(rows, rf["listed"]):
+            check(human(x["size"]) in row and x["api"] in row and str(x["thread_id"]) in row and row.endswith(x["site"]),
+                  "%s: listed row %r lacks %r" % (kind, row, x))
+        if n > len(listed):
+            check("... %d more not listed in the bundle" % (n - len(listed)) in sect, "%s: the unlisted ones" % kind)
+    own = own_oom(load(b, "events.json"), meta)
+    ooms = r["ooms"]
+    check(own is not None or kind == "signal", "%s: the failing OOM is not in the ring" % kind)
+    if own is not None:
+        check(ooms[own]["verdict"] == want, "%s: own OOM verdict %r" % (kind, ooms[own]["verdict"]))
+        if want in ("recovered", "fatal"):
+            check(ooms[own]["recovered"] == (want == "recovered"), "%s: own OOM recovered flag" % kind)
+    check(all(o["verdict"] is None for i, o in enumerate(ooms) if i != own), "%s: other OOMs took the verdict" % kind)
+    return r
+
+
+def check_verdict_html(c, kind, b):
+    page = os.path.join(c.work, "verdict-%s.html" % kind)
+    rc, o, err = c.gmr("html", b, "-o", page)
+    check(rc == 0, "html %s rc=%d %s" % (kind, rc, err))
+    with open(page, encoding="utf-8") as f:
+        data = json.loads(f.read().split('id="gmr-data">')[1].split("</script>")[0])
+    meta = load(b, "metadata.json")
+    want = expected_outcome(kind)
+    m = data["meta"]
+    check(m["outcome"] == (want or "") and m["recovered_failures"] == VERDICT_KINDS.get(kind, 0),
+          "%s: html meta %r" % (kind, {k: m.get(k) for k in ("outcome", "recovered_failures")}))
+    check((m["recovery"] is not None) == (kind == "recovered"), "%s: html recovery %r" % (kind, m["recovery"]))
+    rec = recovered_ooms(load(b, "events.json"), meta, want or "")
+    check([x["recovered"] for x in data["ooms"]] == rec, "%s: html OOM marks %r != %r" % (kind, data["ooms"], rec))
+    chromium = chromium_or_skip()
+    if not chromium:
+        return
+    sys.path.insert(0, HERE)
+    import check_html
+    status, attrs, t, secs, dom = check_html.render(page, chromium, "#gmr-selftest=train")
+    check(status == "gmr-render-ok" and t, "%s: page did not render: %r" % (kind, status))
+    check(t["outcome"] == want, "%s: page shows outcome %r" % (kind, t["outcome"]))
+    check(t["oom_verdicts"] == ([want] if want else []), "%s: verdict marks %r" % (kind, t["oom_verdicts"]))
+    check(t["ooms_recovered"] == sum(rec), "%s: dashed (recovered) marks %d != %d" % (kind, t["ooms_recovered"], sum(rec)))
+
+
+def check_verdict_query_diff(c, bundles):
+    for kind, b in bundles.items():
+        r = rows_of(c, b, "SELECT key, value FROM metadata WHERE key IN ('outcome', 'recovered_failures') "
+                          "OR key LIKE 'recovery.%' ORDER BY key")
+        got = {x["key"]: x["value"] for x in r}
+        want = {"recovered_failures": VERDICT_KINDS.get(kind, 0)}
+        if expected_outcome(kind):
+            want["outcome"] = kind
+        if kind == "recovered":
+            rv = load(b, "metadata.json")["recovery"]
+            want.update({"recovery." + k: v for k, v in rv.items()})
+        check(got == want, "%s: query metadata %r != %r" % (kind, got, want))
+        listed = load(b, "metadata.json").get("recovered_failures", {}).get("listed", [])
+        r = rows_of(c, b, "SELECT size, stack_id FROM recovered_failures ORDER BY rowid")
+        check([(x["size"], x["stack_id"]) for x in r] == [(x["size"], x["stack_id"]) for x in listed],
+              "%s: recovered_failures table %r" % (kind, r[:3]))
+    rc, out, err = c.gmr("diff", bundles["recovered"], bundles["fatal"])
+    check(rc == 0 and re.search(r"old: .*%s \(recovered\)\n" % os.path.basename(bundles["recovered"]), out) and
+          re.search(r"new: .*%s \(fatal\)\n" % os.path.basename(bundles["fatal"]), out), "diff sides lack the outcome:\n" + out[:600])
+    rc, out, err = c.gmr("diff", "--json", bundles["none"], bundles["unknown"])
+    r = json.loads(out)
+    check(r["old"]["outcomes"] == [None] and r["new"]["outcomes"] == ["unknown"], "diff --json outcomes %r %r" %
+          (r["old"]["outcomes"], r["new"]["outcomes"]))
+
+
+def check_verdict_first_failure(c, bundles):
+    """report DIR: a failure the program recovered from is not the first failure
+    when a later one did not recover."""
+    d = os.path.join(c.work, "verdict-dir")
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    rec, fat = os.path.join(d, os.path.basename(bundles["recovered"])), os.path.join(d, os.path.basename(bundles["fatal"]))
+    shutil.copytree(bundles["recovered"], rec)
+    shutil.copytree(bundles["fatal"], fat)
+    t = load(fat, "metadata.json")["timestamp"]
+    edit_json(rec, "metadata.json", lambda m: m.update(timestamp=t - 10))
+    rc, out, err = c.gmr("report", "--json", d)
+    r = json.loads(out)
+    check(rc == 0 and r["first_failure"]["bundle"] == os.path.basename(fat), "first failure %r, expected the fatal one" %
+          r["first_failure"]["bundle"])
+    check([x["outcome"] for x in r["bundles"]] == ["recovered", "fatal"], "report --json DIR outcomes")
+    rc, out, err = c.gmr("report", d)
+    sect = out.split("RANKS")[1].split("DETAILS")[0]
+    check("OUTCOME" in sect and "(fatal)" in out.split("RANKS")[0], "report DIR text:\n" + out[:900])
+
+
+def t_verdict(c):
+    """Issue 12's verdict (outcome, outcome_detail, recovery, recovered_failures)
+    in ls, report, html, query and diff, for recovered, fatal and unknown
+    bundles and for bundles without one (older, signal)."""
+    d, bundles = verdict_bundles(c)
+    check_verdict_ls(c, d, bundles)
+    for kind, b in sorted(bundles.items()):
+        check_verdict_report(c, kind, b)
+        check_verdict_html(c, kind, b)
+    check_verdict_query_diff(c, bundles)
+    check_verdict_first_failure(c, bundles)
+
+
+def t_verdict_hostile(c):
+    """Hostile verdict fields: a wrong type is one error line naming the file
+    and key (exit 2; ls lists the bundle as unreadable), absurd numbers and a
+    million listed entries are read within bounds (exit 0), never a crash."""
+    import resource
+    good = c.synth("verdict-h", "--events", "200", "--devices", "1", "--outcome", "recovered", "--recovered", "5")[0]
+    base = os.path.join(c.work, "verdict-hostile")
+    shutil.rmtree(base, ignore_errors=True)
+    os.makedirs(base)
+    n = [0]
+
+    def variant(fname, fn):
+        n[0] += 1
+        d = os.path.join(base, "oom_dump_20260101T000000Z_%d_cuda_1_h_0000000%d" % (n[0], n[0] % 10))
+        shutil.copytree(good, d)
+        edit_json(d, fname, fn)
+        return d
+
+    def md(**kw):
+        return lambda m: m.update(kw)
+
+    def rf(**kw):
+        return lambda m: m["recovered_failures"].update(kw)
+
+    must_fail = [
+        ("outcome 42", variant("metadata.json", md(outcome=42)), "metadata.json", "'outcome' is not a string"),
+        ("outcome object", variant("metadata.json", md(outcome={"v": "fatal"})), "metadata.json", "'outcome'"),
+        ("manifest outcome list", variant("manifest.json", md(outcome=["fatal"])), "manifest.json", "'outcome'"),
+        ("outcome_detail 1", variant("metadata.json", md(outcome_detail=1)), "metadata.json", "'outcome_detail'"),
+        ("recovery string", variant("metadata.json", md(recovery="yes")), "metadata.json", "'recovery'"),
+        ("recovery.after_ms string", variant("metadata.json", lambda m: m["recovery"].update(after_ms="x")),
+         "metadata.json", "recovery: key 'after_ms'"),
+        ("recovered_failures list", variant("metadata.json", md(recovered_failures=[1])), "metadata.json",
+         "'recovered_failures'"),
+        ("count -5", variant("metadata.json", rf(count=-5)), "metadata.json", "'count' is negative"),
+        ("count string", variant("metadata.json", rf(count="5")), "metadata.json", "'count' is not a number"),
+        ("listed string", variant("metadata.json", rf(listed="many")), "metadata.json", "'listed' is not an array"),
+        ("listed entry 7", variant("metadata.json", rf(listed=[7])), "metadata.json", "listed #0 is not a JSON object"),
+        ("listed device 2^31", variant("metadata.json", rf(listed=[{"device_id": 2147483648}])), "metadata.json",
+         "device_id"),
+    ]
+    huge = variant("metadata.json", rf(count=1e300))
+    big_n = 10 ** 6
+    million = variant("metadata.json", rf(count=5, listed=[{"size": i, "stack_id": 1} for i in range(big_n)]))
+    evil = variant("metadata.json", md(outcome="<img src=x onerror=\"document.title='pwned'\">",
+                                       outcome_detail="</script><b>x</b>"))
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+    def run(*args):
+        try:
+            p = subprocess.run([c.bin] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120,
+                               preexec_fn=limit)
+        except subprocess.TimeoutExpired:
+            raise Fail("%s: no answer in 120 s" % (args,))
+        return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+
+    cmds = [["report"], ["report", "--json"], ["html", "-o", os.path.join(c.work, "vh.html")],
+            ["query", "SELECT count(*) FROM recovered_failures"]]
+    for label, d, fname, needle in must_fail:
+        for cmd in cmds:
+            rc, out, err = run(cmd[0], d, *cmd[1:])
+            lines = err.splitlines()
+            check(rc == 2 and len(lines) == 1 and lines[0].startswith("gpumemrec: error: "),
+                  "%s / %s: rc=%d, expected 2 and one error line: %r" % (label, cmd[0], rc, err[-300:]))
+            check(fname in lines[0] and needle in lines[0], "%s / %s: error does not name %s %r: %r" %
+                  (label, cmd[0], fname, needle, lines[0]))
+        print("ok: %-24s -> %s" % (label, lines[0]))
+    rc, out, err = run("ls", "--json", base)
+    rows = {r["bundle"]: r for r in json.loads(out)}
+    for label, d, fname, needle in must_fail:
+        r = rows[os.path.basename(d)]
+        check(r["error"] and needle in r["error"], "ls --json: %s not unreadable: %r" % (label, r["error"]))
+    rc, out, err = run("ls", base)
+    check(rc == 0 and out.count("unreadable") == len(must_fail), "ls text: %d unreadable rows" % out.count("unreadable"))
+    rc, out, err = run("report", huge)
+    check(rc == 0 and "since the previous bundle: %d\n" % (2 ** 64 - 1) in out, "count 1e300: rc=%d %s" % (rc, err))
+    rc, out, err = run("report", million)
+    check(rc == 0 and "since the previous bundle: %d\n" % big_n in out and "(report --json lists 1024)" in out,
+          "a million listed: rc=%d %s" % (rc, err[-300:]))
+    rc, out, err = run("report", "--json", million)
+    r = json.loads(out)["recovered_failures"]
+    check(r["count"] == big_n and len(r["listed"]) == 1024 and r["listed"][-1]["size"] == 1023,
+          "a million listed, --json: count %r, %d listed" % (r["count"], len(r["listed"])))
+    rc, out, err = run("query", million, "SELECT count(*) AS n FROM recovered_failures")
+    check(rc == 0 and "1024" in out, "a million listed, query: %r" % out)
+    page = os.path.join(c.work, "verdict-evil.html")
+    rc, out, err = run("html", evil, "-o", page)
+    check(rc == 0, "hostile outcome string: html rc=%d %s" % (rc, err))
+    with open(page, encoding="utf-8") as f:
+        text = f.read()
+    check("</script><b>" not in text.split('id="gmr-data">')[1].split("</script>")[0], "the outcome closes the data block")
+    chromium = chromium_or_skip()
+    if chromium:
+        sys.path.insert(0, HERE)
+        import check_html
+        status, attrs, t, secs, dom = check_html.render(page, chromium, "#gmr-selftest=x")
+        check(status == "gmr-render-ok" and t and t["outcome"].startswith("<img"), "hostile outcome: %r %r" % (status, t))
+        check("<img" not in dom and "<b>x</b>" not in dom and "pwned" not in dom.split("<title>")[1].split("</title>")[0],
+              "an outcome string became markup in the HTML report")
+
+
 TESTS = {"help": t_help, "report": t_report, "report_json": t_report_json, "names": t_names, "ls": t_ls,
          "query_dir": t_query_dir, "html_flame": t_html_flame, "html_200k": t_html_200k, "diff": t_diff,
          "multirank": t_multirank, "export_memviz": t_export_memviz, "export_chrome": t_export_chrome,
-         "query": t_query, "html": t_html, "run": t_run, "bad_input": t_bad_input, "bad_structure": t_bad_structure}
+         "query": t_query, "html": t_html, "run": t_run, "bad_input": t_bad_input, "bad_structure": t_bad_structure,
+         "verdict": t_verdict, "verdict_hostile": t_verdict_hostile}
 
 
 def main():

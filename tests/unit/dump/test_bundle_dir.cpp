@@ -64,6 +64,55 @@ TEST(BundleDir, PruneKeepsTheEarliestOfTheNewestBurst) {
   EXPECT_EQ(bundles_to_prune(b, 6, 0, "a", 10 * s), (std::vector<std::string>{"b"}));
 }
 
+// One bundle bigger than GPUMEMREC_MAX_TOTAL_MB on its own (a 1M-event ring
+// against 256 MiB, issue 12): no pruning can make it fit; the one just
+// written stays (the next dump removes it), every other bundle goes. Before
+// issue 12 it was removed at once in the newest burst (with a message about
+// MAX_DUMPS), and kept without bursts.
+TEST(BundleDir, PruneKeepsTheBundleJustWrittenThatAloneExceedsTheCap) {
+  const uint64_t mb = 1 << 20;
+  const int64_t s = 1000000000ll;
+  std::vector<BundleOnDisk> one = {{"big", 100 * s, 385 * mb}};
+  EXPECT_TRUE(bundles_to_prune(one, 5, 256, "big", 10 * s).empty());
+  EXPECT_TRUE(bundles_to_prune(one, 5, 256, "big", 0).empty());
+  // Older bundles (an older burst and the same burst) go; it stays.
+  std::vector<BundleOnDisk> b = {{"a", 0, 10 * mb}, {"c", 99 * s, 10 * mb}, {"big", 100 * s, 385 * mb}};
+  EXPECT_EQ(bundles_to_prune(b, 5, 256, "big", 10 * s), (std::vector<std::string>{"a", "c"}));
+  // The next dump (a small one, later) removes it.
+  b = {{"big", 100 * s, 385 * mb}, {"next", 200 * s, 10 * mb}};
+  EXPECT_EQ(bundles_to_prune(b, 5, 256, "next", 10 * s), (std::vector<std::string>{"big"}));
+  // MAX_DUMPS still applies to it in the newest burst.
+  b = {{"e", 100 * s, mb}, {"big", 101 * s, 385 * mb}};
+  EXPECT_EQ(bundles_to_prune(b, 1, 256, "big", 10 * s), (std::vector<std::string>{"big"}));
+  // Not bigger than the cap alone: the newest burst's latest go first, as before.
+  b = {{"e", 100 * s, 200 * mb}, {"f", 101 * s, 200 * mb}};
+  EXPECT_EQ(bundles_to_prune(b, 5, 256, "f", 10 * s), (std::vector<std::string>{"f"}));
+}
+
+TEST(BundleDir, BundleExceedsTotalCap) {
+  const std::string d = make_tmpdir();
+  ASSERT_EQ(mkdir((d + "/oom_dump_x").c_str(), 0700), 0);
+  std::ofstream(d + "/oom_dump_x/events.json") << std::string(3 << 20, 'x');
+  std::ofstream(d + "/oom_dump_x/manifest.json") << "{}";
+  int fd = open(d.c_str(), O_RDONLY | O_DIRECTORY);
+  ASSERT_GE(fd, 0);
+  Config c;
+  uint64_t bytes = 0;
+  c.max_total_mb = 2;
+  EXPECT_TRUE(bundle_exceeds_total_cap(fd, "oom_dump_x", c, &bytes));
+  EXPECT_EQ(bytes, (3u << 20) + 2);
+  c.max_total_mb = 4;
+  EXPECT_FALSE(bundle_exceeds_total_cap(fd, "oom_dump_x", c));
+  c.max_total_mb = 0;  // no cap
+  EXPECT_FALSE(bundle_exceeds_total_cap(fd, "oom_dump_x", c));
+  c.max_total_mb = 1;
+  EXPECT_FALSE(bundle_exceeds_total_cap(fd, "oom_dump_missing", c, &bytes));
+  EXPECT_EQ(bytes, 0u);
+  remove_bundle_dir(fd, "oom_dump_x");
+  close(fd);
+  rmdir(d.c_str());
+}
+
 TEST(BundleDir, StaleTemporaryDirectories) {
   const int64_t s = 1000000000ll;
   struct stat st = {};

@@ -18,43 +18,139 @@
 
 using namespace gpumemrec;
 
-TEST(Episodes, FirstFailureStartsNothingByItself) {
-  Episodes e;
-  EXPECT_FALSE(e.in_episode(1000, 100));  // no episode yet: the caller decides
-  EXPECT_EQ(e.start(1000), 0u);
-  EXPECT_TRUE(e.in_episode(1050, 100));
-  EXPECT_TRUE(e.in_episode(1140, 100));   // the window slides with each failure
-  EXPECT_FALSE(e.in_episode(1300, 100));  // quiet for longer than the window
-  EXPECT_EQ(e.start(1300), 2u);           // the two retries got no bundle
-  EXPECT_EQ(e.take_unreported(), 0u);
+namespace {
+
+FailureInfo failure(int device, uint64_t size, uint32_t tid, uint32_t stack = 0) {
+  FailureInfo f;
+  f.api = HookId::cudaMalloc;
+  f.device = device;
+  f.size = size;
+  f.tid = tid;
+  f.stack_id = stack;
+  f.time_ns = 1000;
+  return f;
 }
 
-TEST(Episodes, AFailureThatCouldNotDumpStartsNoEpisode) {
+constexpr uint64_t kWindow = 100;
+
+}  // namespace
+
+TEST(Episodes, FirstFailureOpensRetriesJoin) {
   Episodes e;
-  // A signal dump holds the slot: the failure is missed, no episode starts...
-  EXPECT_FALSE(e.in_episode(1000, 100));
-  e.missed();
-  // ...so the next failure, even a moment later, gets its bundle.
-  EXPECT_FALSE(e.in_episode(1001, 100));
-  EXPECT_EQ(e.start(1001), 1u);
+  PendingRequest t1{};
+  const uint64_t id = e.on_failure(failure(0, 64, 1), 1000, 500, kWindow, &t1);
+  EXPECT_NE(id, 0u);
+  EXPECT_EQ(t1.episode, id);
+  // PyTorch's retry chain: the same request fails twice more, same episode.
+  EXPECT_EQ(e.on_failure(failure(0, 64, 1), 1010, 400, kWindow, &t1), 0u);
+  EXPECT_EQ(e.on_failure(failure(0, 64, 1), 1020, 300, kWindow, &t1), 0u);
+  EXPECT_EQ(e.take_unreported(), 2u);
+  EXPECT_EQ(e.verdict(id).outcome, Outcome::kUnknown);
+}
+
+TEST(Episodes, RecoveredOnlyBySameDeviceAndCoveringSize) {
+  Episodes e;
+  PendingRequest t1{};
+  const uint64_t id = e.on_failure(failure(0, 64, 1), 1000, 500, kWindow, &t1);
+  EXPECT_FALSE(e.on_success(&t1, 1, HookId::cudaMalloc, 1, 64, 1010, 100));  // another device
+  EXPECT_FALSE(e.on_success(&t1, 1, HookId::cudaMalloc, 0, 63, 1010, 100));  // smaller: not the retry
+  EXPECT_EQ(e.verdict(id).outcome, Outcome::kUnknown);
+  EXPECT_TRUE(e.on_success(&t1, 1, HookId::cuMemAlloc_v2, 0, 64, 1050, 200));
+  const Verdict v = e.verdict(id);
+  EXPECT_EQ(v.outcome, Outcome::kRecovered);
+  EXPECT_EQ(v.recovery.after_ns, 50u);
+  EXPECT_EQ(v.recovery.freed_bytes, 300u);  // 500 live at the failure, 200 just before the retry
+  EXPECT_EQ(v.recovery.retry_size, 64u);
+  EXPECT_EQ(v.recovery.retry_api, HookId::cuMemAlloc_v2);
+  EXPECT_EQ(t1.episode, 0u);
+}
+
+TEST(Episodes, EveryFailingThreadMustRecover) {
+  Episodes e;
+  PendingRequest t1{}, t2{};
+  const uint64_t id = e.on_failure(failure(0, 64, 1), 1000, 500, kWindow, &t1);
+  EXPECT_EQ(e.on_failure(failure(0, 32, 2), 1001, 500, kWindow, &t2), 0u);
+  EXPECT_FALSE(e.on_success(&t1, 1, HookId::cudaMalloc, 0, 64, 1010, 100));
+  EXPECT_EQ(e.verdict(id).outcome, Outcome::kUnknown);
+  // Thread 2 never retries: fatal once the window has passed since the last failure.
+  EXPECT_FALSE(e.expire(1001 + kWindow - 1, kWindow, false, FatalCause::kNoRetry));
+  EXPECT_TRUE(e.expire(1001 + kWindow, kWindow, false, FatalCause::kNoRetry));
+  EXPECT_EQ(e.verdict(id).outcome, Outcome::kFatal);
+  EXPECT_EQ(e.verdict(id).cause, FatalCause::kNoRetry);
+  // Its late success is about a decided episode: forgotten.
+  EXPECT_FALSE(e.on_success(&t2, 2, HookId::cudaMalloc, 0, 32, 5000, 0));
+  EXPECT_EQ(t2.episode, 0u);
+}
+
+TEST(Episodes, AFailureAfterTheWindowDecidesTheOldEpisodeFirst) {
+  Episodes e;
+  PendingRequest t1{};
+  const uint64_t a = e.on_failure(failure(0, 64, 1), 1000, 0, kWindow, &t1);
+  const uint64_t b = e.on_failure(failure(0, 64, 1), 1000 + kWindow, 0, kWindow, &t1);
+  EXPECT_NE(b, 0u);
+  EXPECT_NE(a, b);
+  EXPECT_EQ(e.verdict(a).outcome, Outcome::kFatal);
+  EXPECT_EQ(t1.episode, b);  // its pending request is the new one
 }
 
 TEST(Episodes, TimestampsFromOtherThreadsOutOfOrderAreTheSameEpisode) {
   Episodes e;
-  e.start(5000);
-  // Taken by another thread just before the episode's start was stored:
-  // an unsigned difference would wrap and start a new episode.
-  EXPECT_TRUE(e.in_episode(4990, 100));
-  EXPECT_TRUE(e.in_episode(5000, 100));
+  PendingRequest t1{}, t2{};
+  e.on_failure(failure(0, 64, 1), 5000, 0, kWindow, &t1);
+  // Taken by another thread just before the episode's start was stored: an
+  // unsigned difference would wrap and decide the episode.
+  EXPECT_EQ(e.on_failure(failure(0, 64, 2), 4990, 0, kWindow, &t2), 0u);
+  EXPECT_FALSE(e.expire(4990, kWindow, false, FatalCause::kNoRetry));
 }
 
-TEST(Episodes, ResetForgetsEverything) {
+TEST(Episodes, ExitAndSignalsDecideAtOnce) {
   Episodes e;
-  e.start(10);
+  PendingRequest t1{};
+  const uint64_t a = e.on_failure(failure(0, 64, 1), 1000, 0, kWindow, &t1);
+  EXPECT_TRUE(e.expire(1001, kWindow, true, FatalCause::kSignal, 6));
+  EXPECT_EQ(e.verdict(a).cause, FatalCause::kSignal);
+  EXPECT_EQ(e.verdict(a).signal, 6);
+  EXPECT_FALSE(e.expire(1002, kWindow, true, FatalCause::kExit));  // nothing open
+}
+
+TEST(Episodes, RecoveredEpisodesAreCountedAndTheNewestListed) {
+  Episodes e;
+  PendingRequest t1{};
+  const int n = int(Episodes::kListed) + 8;
+  for (int i = 0; i < n; ++i) {
+    const uint64_t now = 1000 + uint64_t(i) * 10;
+    ASSERT_NE(e.on_failure(failure(0, 64 + uint64_t(i), 1, 7), now, 0, kWindow, &t1), 0u);
+    ASSERT_TRUE(e.on_success(&t1, 1, HookId::cudaMalloc, 0, 64 + uint64_t(i), now + 1, 0));
+  }
+  RecoveredList l = e.recovered();
+  EXPECT_EQ(l.count, uint64_t(n));
+  ASSERT_EQ(l.listed.size(), Episodes::kListed);
+  EXPECT_EQ(l.listed.front().size, 64u + 8u);  // the oldest of the newest kListed
+  EXPECT_EQ(l.listed.back().size, 64u + uint64_t(n) - 1);
+  EXPECT_EQ(l.listed.back().stack_id, 7u);
+  EXPECT_EQ(e.recovered_total(), uint64_t(n));
+  e.clear_recovered(l.up_to);  // a bundle listing them was kept
+  EXPECT_EQ(e.recovered().count, 0u);
+  EXPECT_EQ(e.recovered_total(), uint64_t(n));
+  // GPUMEMREC_RECOVERED=keep: recovered episodes have bundles, not counted.
+  e.set_counting(false);
+  ASSERT_NE(e.on_failure(failure(0, 64, 1), 9000, 0, kWindow, &t1), 0u);
+  ASSERT_TRUE(e.on_success(&t1, 1, HookId::cudaMalloc, 0, 64, 9001, 0));
+  EXPECT_EQ(e.recovered_total(), uint64_t(n));
+}
+
+TEST(Episodes, ResetForgetsTheOpenEpisode) {
+  Episodes e;
+  PendingRequest t1{};
+  const uint64_t a = e.on_failure(failure(0, 64, 1), 10, 0, kWindow, &t1);
   e.missed();
   e.reset();
-  EXPECT_FALSE(e.in_episode(11, 100));
   EXPECT_EQ(e.take_unreported(), 0u);
+  EXPECT_EQ(e.deadline_ns(kWindow), 0u);
+  EXPECT_EQ(e.verdict(a).outcome, Outcome::kUnknown);
+  // The forking thread's stale request does not join the child's episodes.
+  const uint64_t b = e.on_failure(failure(0, 64, 1), 20, 0, kWindow, &t1);
+  EXPECT_NE(b, a);
 }
 
 namespace {
@@ -104,11 +200,12 @@ TEST(Episodes, DumperWritesFailedCallsBeforeDump) {
   // Long enough that a slow dump (a loaded machine) stays within it.
   r->cfg.episode_ms = 3000;
   usleep(3100000);  // out of any episode an earlier test left
-  fail_alloc();    // bundle 1
+  fail_alloc();    // bundle 1 (written by the writer thread; fatal after the window)
   fail_alloc();    // retries: same episode
   fail_alloc();
   usleep(3100000);
   fail_alloc();  // a new episode: bundle 2 reports the two retries
+  ASSERT_TRUE(wait_while_dumping(20000));  // its verdict comes with the window
   auto names = bundles_in(r->cfg.dir);
   ASSERT_EQ(names.size(), 2u);
   EXPECT_EQ(failed_before(r->cfg.dir + "/" + names[0]), 0u);

@@ -119,23 +119,55 @@ TEST(EventJson, StormlogFieldsAndExistingKeys) {
   id.has_job_id = true;
   id.job_id = "12345";
   ctx.set_identity(4242, id);
-  rapidjson::Document d = format(make_event(1), ctx);
-  for (const char* k : {"seq", "timestamp", "event_type", "memory_allocated", "memory_reserved", "memory_change",
-                        "device_id", "context", "backend", "api", "memory_type", "address", "size", "result",
-                        "thread_id", "stack_id", "duration_ns", "stream"})
+  Event e = make_event(1);
+  e.stream = 0x5000;
+  rapidjson::Document d = format(e, ctx);
+  for (const char* k : {"seq", "timestamp", "event_type", "memory_allocated", "memory_change", "device_id", "context",
+                        "backend", "api", "memory_type", "address", "size", "result", "thread_id", "stack_id",
+                        "duration_ns", "stream", "timestamp_ns", "device_total", "pid", "rank", "local_rank",
+                        "world_size", "job_id"})
     EXPECT_TRUE(d.HasMember(k)) << k;
+  EXPECT_EQ(d["stream"].GetUint64(), 0x5000u);
   EXPECT_EQ(d["timestamp_ns"].GetUint64(), 1763733785123456789ull);
-  EXPECT_EQ(d["device_used"].GetUint64(), uint64_t(1) << 20);
-  EXPECT_EQ(d["device_used"].GetUint64(), d["memory_allocated"].GetUint64());
+  EXPECT_TRUE(d["timestamp"].IsDouble());
   EXPECT_EQ(d["device_total"].GetUint64(), 85097152512ull);
-  EXPECT_TRUE(d["device_free"].IsNull());
   EXPECT_EQ(d["pid"].GetInt(), 4242);
   EXPECT_EQ(d["rank"].GetInt(), 3);
   EXPECT_EQ(d["local_rank"].GetInt(), 3);
   EXPECT_EQ(d["world_size"].GetInt(), 8);
   EXPECT_STREQ(d["job_id"].GetString(), "12345");
-  EXPECT_TRUE(d["metadata"].IsObject());
-  EXPECT_EQ(d["metadata"].MemberCount(), 0u);
+  // Left out: the values a reader assumes (docs/bundle-format.md, "Keys left
+  // out"): memory_reserved and device_used = memory_allocated, metadata {},
+  // device_free unknown (not the failing event).
+  for (const char* k : {"memory_reserved", "device_used", "metadata", "device_free"}) EXPECT_FALSE(d.HasMember(k)) << k;
+}
+
+// Rank 0 of 1 without a job id (no launcher variables): the identity keys are
+// left out as a group (Stormlog's loader then assumes rank 0, local_rank =
+// rank, world_size 1, job_id null); a rank 0 of 4, or a job id alone, writes
+// what it knows.
+TEST(EventJson, DefaultIdentityLeftOut) {
+  EventJsonContext ctx;
+  ctx.set_identity(77, LauncherIdentity());
+  rapidjson::Document d = format(make_event(0), ctx);
+  EXPECT_EQ(d["pid"].GetInt(), 77);
+  for (const char* k : {"rank", "local_rank", "world_size", "job_id", "metadata", "stream"})
+    EXPECT_FALSE(d.HasMember(k)) << k;
+  LauncherIdentity four;
+  four.world_size = 4;
+  ctx.set_identity(77, four);
+  d = format(make_event(0), ctx);
+  EXPECT_EQ(d["rank"].GetInt(), 0);
+  EXPECT_EQ(d["local_rank"].GetInt(), 0);
+  EXPECT_EQ(d["world_size"].GetInt(), 4);
+  EXPECT_FALSE(d.HasMember("job_id"));
+  LauncherIdentity job;
+  job.has_job_id = true;
+  job.job_id = "j1";
+  ctx.set_identity(77, job);
+  d = format(make_event(0), ctx);
+  EXPECT_STREQ(d["job_id"].GetString(), "j1");
+  EXPECT_FALSE(d.HasMember("rank"));
 }
 
 TEST(EventJson, UnknownDeviceAndFailureFree) {
@@ -147,14 +179,16 @@ TEST(EventJson, UnknownDeviceAndFailureFree) {
   ctx.set_identity(1, LauncherIdentity());
   rapidjson::Document unknown = format(make_event(-1), ctx);
   EXPECT_EQ(unknown["device_id"].GetInt(), -1);
-  EXPECT_TRUE(unknown["device_total"].IsNull());
-  EXPECT_TRUE(unknown["job_id"].IsNull());
-  EXPECT_EQ(unknown["world_size"].GetInt(), 1);
+  EXPECT_FALSE(unknown.HasMember("device_total"));  // unknown: left out (null)
   rapidjson::Document other = format(make_event(0, 8), ctx);
-  EXPECT_TRUE(other["device_free"].IsNull());
+  EXPECT_EQ(other["device_total"].GetUint64(), 1000u);
+  EXPECT_FALSE(other.HasMember("device_free"));
   rapidjson::Document failing = format(make_event(0, 9), ctx);
   EXPECT_EQ(failing["device_free"].GetUint64(), 123u);
   EXPECT_EQ(failing["device_total"].GetUint64(), 1000u);
+  // A free count of 0 bytes is known, not left out.
+  ctx.failure_free = 0;
+  EXPECT_EQ(format(make_event(0, 9), ctx)["device_free"].GetUint64(), 0u);
 }
 
 // The job id comes from the environment: whatever it holds, the record is

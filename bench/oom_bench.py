@@ -1,0 +1,239 @@
+#!/usr/bin/env python3
+"""oom_bench.py: what an out-of-memory failure costs the program (issue 12).
+
+Side by side in one run, WITHOUT and WITH LD_PRELOAD=libgpumemrec.so against
+the fake CUDA driver, runs interleaved (order shuffled per repetition):
+
+  * `alloc_bench dump` at each ring size (default 65536 and 1048576 events):
+    100k live allocations from 10k call sites, churn until the ring is full,
+    then one cudaMalloc larger than the device. Printed per ring:
+      - freeze time: wall time of the failing cudaMalloc, measured in the
+        program (with a synchronous dump the failing call IS the dump; with a
+        dump written by another thread it is the copy taken before returning);
+      - writer time: from the failing call's start until a directory
+        oom_dump_* is in the dump directory (renamed into place = complete;
+        the program polls it every 0.5 ms, up to 60 s);
+      - host memory (/proc/self/status): the process's peak VmHWM without and
+        with the shim, VmRSS just before the failing call, the peak rise while
+        the bundle is made (VmHWM reset to the RSS just before the call,
+        clear_refs 5) and the RSS left after it;
+      - the bundle: total and per-file bytes, events.json bytes per event.
+  * the live table: added CPU ns per cudaMalloc+cudaFree pair (stacks off)
+    with 1k / 100k / 1M allocations live (`alloc_bench pairs --live`), and
+    the table alone (`live_table_bench`).
+
+  python3 bench/oom_bench.py [--build-dir build] [--reps 3] [--quick]
+
+Printed figures only (no test asserts a timing); docs/performance.md,
+"Out-of-memory path (issue 12)", keeps them. The machine's load average is
+printed before and after: on a shared machine only figures taken at a low
+load, side by side, mean anything. Stdlib only; reuses run_bench.py.
+"""
+import argparse
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import run_bench  # noqa: E402  (same directory)
+from run_bench import Job, med, paired, values  # noqa: E402
+
+
+def load_line():
+    try:
+        one, five, fifteen = os.getloadavg()
+    except OSError:
+        return "load average unknown"
+    return "load average %.2f, %.2f, %.2f (1/5/15 min) on %d CPUs" % (one, five, fifteen, os.cpu_count() or 0)
+
+
+def bundle_files(d):
+    """(bundle path, {file: bytes}, event_count) of the one bundle in d."""
+    names = [n for n in os.listdir(d) if n.startswith("oom_dump_")] if os.path.isdir(d) else []
+    if not names:
+        return None, {}, None
+    b = os.path.join(d, sorted(names)[0])
+    sizes = {f: os.path.getsize(os.path.join(b, f)) for f in os.listdir(b)
+             if os.path.isfile(os.path.join(b, f))}
+    count = None
+    try:
+        with open(os.path.join(b, "manifest.json")) as f:
+            count = json.load(f).get("event_count")
+    except (OSError, ValueError):
+        pass
+    return b, sizes, count
+
+
+def run_dump_case(r, args, ring):
+    """Interleaved baseline/shim runs of `alloc_bench dump` for one ring size."""
+    events = max(ring, args.live) + 1000
+    argv = [r.cbench, "dump", "--live", str(args.live), "--sites", str(args.sites), "--events", str(events)]
+    d = os.path.join(r.tmp, "dumps-%d" % ring)
+    base_env = r.base_env()
+    base_env["FAKEGPU_CAPACITY"] = str(1 << 30)
+    shim_env = dict(base_env)
+    shim_env.update({"LD_PRELOAD": r.shim, "GPUMEMREC_DIR": d, "GPUMEMREC_RING_EVENTS": str(ring),
+                     "GPUMEMREC_MAX_TOTAL_MB": "0"})
+    jobs = [("base", Job(None, argv, base_env, False, "dump")),
+            ("shim", Job(None, argv + ["--wait-dir", d, "--wait-s", str(args.wait_s)], shim_env, True, "dump"))]
+    out = {"base": [], "shim": [], "bundle": []}
+    for rep in range(args.reps):
+        order = list(jobs)
+        random.Random(2000 + rep + ring).shuffle(order)
+        for kind, j in order:
+            shutil.rmtree(d, ignore_errors=True)
+            kv = r.run_once(j)
+            out[kind].append(kv)
+            if kind == "shim":
+                b, sizes, count = bundle_files(d)
+                out["bundle"].append((sizes, count) if b else None)
+        if args.verbose:
+            sys.stderr.write("ring %d: rep %d/%d done\n" % (ring, rep + 1, args.reps))
+    shutil.rmtree(d, ignore_errors=True)
+    return events, out
+
+
+def kb(kv, key):
+    return int(kv[key]) if kv and key in kv else None
+
+
+def ms(v):
+    return "n/a" if v is None else "%.1f us" % (v * 1000) if v < 1 else "%.1f ms" % v
+
+
+def mib(x):
+    return "n/a" if x is None else "%.1f MiB" % (x / 1024.0)
+
+
+def report_dump(w, ring, events, out, args):
+    base = [x for x in out["base"] if x]
+    shim = [x for x in out["shim"] if x]
+    w("")
+    w("ring %d events (%d made), %d live allocations from %d call sites; %d runs each"
+      % (ring, events, args.live, args.sites, args.reps))
+    if not base or not shim:
+        w("  FAILED: %d baseline and %d shim runs gave a result" % (len(base), len(shim)))
+        return
+    call = lambda xs: [int(x["oom_call_ns"]) / 1e6 for x in xs]
+    w("  failing cudaMalloc (freeze):   without shim %s   with shim %s   (runs, ms: %s)"
+      % (ms(med(call(base))), ms(med(call(shim))), ", ".join("%.1f" % v for v in call(shim))))
+    wr = [int(x["writer_ns"]) / 1e6 for x in shim if int(x.get("writer_ns", -1)) >= 0]
+    missing = len(shim) - len(wr)
+    w("  writer (failure -> bundle in place): %s   (runs: %s)%s"
+      % ("%.0f ms" % med(wr) if wr else "n/a", ", ".join("%.0f" % v for v in wr),
+         "; %d run(s) saw no bundle within %d s" % (missing, args.wait_s) if missing else ""))
+    peak = lambda x: max(kb(x, "hwm_before_kb") or 0, kb(x, "hwm_dump_kb") or 0)
+    pb, ps = med([peak(x) for x in base]), med([peak(x) for x in shim])
+    w("  process peak VmHWM:            without shim %s   with shim %s   (+%s)" % (mib(pb), mib(ps), mib(ps - pb)))
+    rb, rs = med([kb(x, "rss_before_kb") for x in base]), med([kb(x, "rss_before_kb") for x in shim])
+    w("  VmRSS before the failing call: without shim %s   with shim %s   (+%s: ring, live table, stacks)"
+      % (mib(rb), mib(rs), mib(rs - rb)))
+    reset = all(x.get("peak_reset") == "1" for x in shim)
+    rise = [kb(x, "hwm_dump_kb") - kb(x, "rss_before_kb") for x in shim]
+    left = [kb(x, "rss_after_kb") - kb(x, "rss_before_kb") for x in shim]
+    w("  during the dump (with shim):   peak rise %s%s   RSS left after %s   (runs: %s)"
+      % (mib(med(rise)), "" if reset else " (VmHWM NOT reset: an upper bound)", mib(med(left)),
+         ", ".join("%.1f" % (v / 1024.0) for v in rise)))
+    bundles = [b for b in out["bundle"] if b]
+    if not bundles:
+        w("  bundle: none found")
+        return
+    sizes, count = bundles[0]
+    total = med([sum(s.values()) for s, _ in bundles])
+    per = " ".join("%s %.1f" % (f, sizes[f] / 2**20) for f in sorted(sizes, key=lambda f: -sizes[f]))
+    ev = sizes.get("events.json")
+    w("  bundle: %.1f MiB (%d bytes; MiB per file: %s)" % (total / 2**20, total, per))
+    if ev and count:
+        w("  events.json: %d events, %.1f bytes per event" % (count, ev / float(count)))
+
+
+def live_table_rows(r, args):
+    """Added CPU ns per pair (stacks off) with L allocations live."""
+    off = {"GPUMEMREC_STACK_DEPTH": "0", "GPUMEMREC_PYTHON_STACKS": "0"}
+    rows = []
+    for live in args.live_counts:
+        argv = [r.cbench, "pairs", "--threads", "1", "--pairs", str(args.pairs), "--depth", "0",
+                "--warmup", "2000", "--live", str(live)]
+        rows.append((live, r.job("live", argv, off), r.job("live", argv, None)))
+    r.run_all(args.reps, [j for _, a, b in rows for j in (a, b)])
+    return rows
+
+
+def report_live(w, r, rows, args):
+    w("")
+    w("live table, stacks off: cudaMalloc+cudaFree pairs with L allocations live, CPU ns per pair "
+      "(median of %d interleaved runs; added = with - without, same repetition)" % args.reps)
+    w("  %10s %14s %14s %12s" % ("live", "without ns", "with shim ns", "added ns"))
+    for live, sj, bj in rows:
+        b, s, a = med(values(bj, "cpu_ns_per_pair")), med(values(sj, "cpu_ns_per_pair")), \
+            paired(sj, bj, "cpu_ns_per_pair")
+        f = lambda v: "n/a" if v is None else "%.0f" % v
+        w("  %10d %14s %14s %12s" % (live, f(b), f(s), f(a)))
+    lt = os.path.join(r.build, "bench", "live_table_bench")
+    if args.quick or not os.path.exists(lt):
+        return
+    p = subprocess.run([lt, str(args.reps)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       universal_newlines=True, timeout=1200)
+    w("the table alone (live_table_bench %d):" % args.reps)
+    for line in p.stdout.splitlines():
+        w("  " + line)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build-dir", default=os.path.join(run_bench.REPO, "build"))
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--rings", default="65536,1048576", help="ring sizes, comma-separated")
+    ap.add_argument("--live", type=int, default=100000, help="live allocations at the failure")
+    ap.add_argument("--sites", type=int, default=10000, help="distinct allocation call sites")
+    ap.add_argument("--wait-s", type=int, default=60, help="how long the program waits for the bundle")
+    ap.add_argument("--pairs", type=int, default=200000, help="timed pairs per live-table run")
+    ap.add_argument("--live-counts", default="1000,100000,1000000")
+    ap.add_argument("--no-dump", action="store_true")
+    ap.add_argument("--no-live-table", action="store_true")
+    ap.add_argument("--quick", action="store_true", help="smoke mode: tiny runs, numbers meaningless")
+    ap.add_argument("--shim", default=None, help="another libgpumemrec.so to measure (default: the build's)")
+    ap.add_argument("--python", default=None)
+    ap.add_argument("--verbose", "-v", action="store_true")
+    args = ap.parse_args()
+    if args.quick:
+        args.reps, args.rings, args.live, args.sites = 1, "4096", 2000, 100
+        args.pairs, args.live_counts, args.wait_s = 2000, "1000,5000", 30
+    args.live_counts = [int(x) for x in str(args.live_counts).split(",") if x]
+    r = run_bench.Runner(args)
+    if args.shim:
+        r.shim = os.path.abspath(args.shim)
+    out = []
+    w = out.append
+    w("gpumemrec out-of-memory path benchmark (issue 12); fake CUDA driver; with vs without the shim")
+    w("shim: %s" % r.shim)
+    w("at start: %s" % load_line())
+    t0 = time.time()
+    try:
+        if not args.no_dump:
+            for ring in [int(x) for x in args.rings.split(",") if x]:
+                need = 2 * 600 * max(ring, args.live)
+                free = shutil.disk_usage(r.tmp).free
+                if free < need:
+                    w("")
+                    w("ring %d: skipped: %d MiB free under %s, the bundle needs ~%d MiB"
+                      % (ring, free >> 20, r.tmp, need >> 21))
+                    continue
+                events, res = run_dump_case(r, args, ring)
+                report_dump(w, ring, events, res, args)
+        if not args.no_live_table:
+            report_live(w, r, live_table_rows(r, args), args)
+    finally:
+        shutil.rmtree(r.tmp, ignore_errors=True)
+    w("")
+    w("at end: %s; %.0f s" % (load_line(), time.time() - t0))
+    print("\n".join(out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,273 @@
+#include "shim/dump/dump_job.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <new>
+
+#include "common/format.h"
+#include "shim/base/clock.h"
+#include "shim/base/fd_io.h"
+#include "shim/base/log.h"
+#include "shim/dump/bundle_dir.h"
+#include "shim/dump/crash_wait.h"
+#include "shim/dump/dump_memory.h"
+#include "shim/dump/dump_slot.h"
+#include "shim/dump/signal_guard.h"
+#include "shim/dump/symbolizer.h"
+#include "shim/dump/verdict_text.h"
+#include "shim/dump/writer_thread.h"
+#include "shim/record/recorder.h"
+
+namespace gpumemrec {
+
+namespace {
+
+std::atomic<bool> g_dir_warned{false};
+std::atomic<bool> g_recovered_said{false};
+
+// A bundle written (published) and what is kept of it until its verdict.
+struct Written {
+  int dirfd = -1;      // the dump directory
+  int bundle_fd = -1;  // the bundle directory
+  std::string name, tmp;
+  FailureInfo failure;  // in.failure points here (the job's copy may be reused)
+  BundleInput in;
+  BundleBuild build;
+  bool kept = true;  // not pruned
+  ~Written() {
+    if (bundle_fd >= 0) close(bundle_fd);
+    if (dirfd >= 0) close(dirfd);
+  }
+};
+
+const Config& config(const DumpJob& job) { return job.recorder->cfg; }
+
+// The verdict of the job's episode, deciding it when its time has come (the
+// episode's deadline, exit, a fatal signal). Waits until it is known or
+// until `until_ns` (monotonic; 0 = as long as it takes).
+Verdict wait_for_verdict(const DumpJob& job, const DumpServices& s, uint64_t until_ns) {
+  const uint64_t episode_ns = config(job).episode_ms * 1000000ull;
+  for (;;) {
+    const uint64_t now = monotonic_ns();
+    if (const int sig = crash_wait_signal()) s.episodes->expire(now, episode_ns, true, FatalCause::kSignal, sig);
+    if (s.program_ending->load(std::memory_order_acquire))
+      s.episodes->expire(now, episode_ns, true, FatalCause::kExit);
+    s.episodes->expire(now, episode_ns, false, FatalCause::kNoRetry);
+    const Verdict v = s.episodes->verdict(job.episode);
+    if (v.outcome != Outcome::kUnknown || !s.episodes->is_open(job.episode)) return v;
+    uint64_t deadline = s.episodes->deadline_ns(episode_ns);
+    if (until_ns) {
+      if (now >= until_ns) return v;
+      if (until_ns < deadline) deadline = until_ns;
+    }
+    writer_wait(deadline);
+  }
+}
+
+void warn_no_dir(const DumpJob& job, const std::string& why) {
+  if (g_dir_warned.exchange(true)) return;
+  if (job.has_failure)
+    GM_WARN("{}; cannot write a bundle: {} (said once; carrying on)", describe_failure(job.failure), why);
+  else GM_WARN("cannot write a bundle: {} (said once; carrying on)", why);
+}
+
+void fill_input(const DumpJob& job, const DumpServices& s, const Verdict& v, Written* w) {
+  BundleInput& in = w->in;
+  w->failure = job.failure;
+  in.recorder = job.recorder;
+  in.reason = job.reason;
+  in.failure = job.has_failure ? &w->failure : nullptr;
+  in.backend = job.has_failure ? hook_backend(job.failure.api) : Backend::kCuda;
+  in.created_ns = job.created_ns;
+  in.failed_calls_before_dump = job.failed_before;
+  in.devices = job.devices;
+  in.verdict = v;
+  in.episode_ms = config(job).episode_ms;
+  in.recovered = s.episodes->recovered();
+  in.awaiting_symbols = job.awaiting_symbols;
+  try {
+    if (in.backend == Backend::kCuda) in.gpu_processes = query_gpu_processes(job.has_failure ? job.failure.device : 0);
+  } catch (...) {
+  }
+}
+
+// Claims a name, writes the files in its temporary directory, renames it
+// into place. The frozen memory and the dump slot are given back here,
+// written or not.
+bool write_and_publish(const DumpJob& job, const DumpServices& s, Written* w, std::string* why) {
+  TmpBundle tmp(w->dirfd);
+  bool ok = tmp.claim(job.created_ns, w->in.backend, s.seq->fetch_add(1) + 1, why);
+  if (ok) {
+    w->in.bundle_name = tmp.name();
+    dump_slot_note_tmp(w->dirfd, tmp.tmp_name().c_str());  // for exit() on this thread
+    try {
+      ok = write_bundle(tmp.fd(), w->in, job.frozen, *s.symbolizer, s.buffer, &w->build, why);
+    } catch (const std::bad_alloc&) {
+      ok = false, *why = "out of memory while writing";
+    } catch (const std::exception& e) {
+      ok = false, *why = std::string("error while writing (") + e.what() + ")";
+    } catch (...) {
+      ok = false, *why = "unexpected error while writing";
+    }
+    ok = ok && tmp.publish(why);
+  }
+  if (ok) {
+    w->bundle_fd = tmp.take_fd();
+    w->name = tmp.name();
+    w->tmp = tmp.tmp_name();
+  } else {
+    tmp.discard();
+  }
+  freeze_drop_pages(job.set);
+  dump_slot_release();
+  return ok;
+}
+
+// A recovered episode's bundle, not kept (GPUMEMREC_RECOVERED=count): back
+// to its temporary name first, so no reader sees it half-removed.
+void remove_published(Written& w) {
+  if (renameat(w.dirfd, w.name.c_str(), w.dirfd, w.tmp.c_str()) == 0) remove_bundle_dir(w.dirfd, w.tmp.c_str());
+  fsync(w.dirfd);
+}
+
+void say_recovered_once(const FailureInfo& f, const Verdict& v) {
+  if (g_recovered_said.exchange(true)) return;
+  GM_WARN("{}; {}; recovered failures are counted, not dumped (GPUMEMREC_RECOVERED=count; said once)",
+          describe_failure(f), recovery_phrase(v.recovery));
+}
+
+void report(const Written& w, const std::string& why, bool ok) {
+  const BundleInput& in = w.in;
+  const Config& cfg = in.recorder->cfg;
+  const std::string what = in.failure ? describe_failure(*in.failure) : std::string(dump_reason_name(in.reason));
+  if (!ok) {
+    GM_WARN("{}; could not write the bundle: {} (nothing left behind)", what, why);
+    return;
+  }
+  const std::string path = cfg.dir + "/" + w.name;
+  std::string verdict;
+  if (in.failure) {
+    const Verdict& v = in.verdict;
+    verdict = v.outcome == Outcome::kRecovered ? recovery_phrase(v.recovery)
+              : v.outcome == Outcome::kFatal   ? std::string("not recovered (fatal)")
+                                               : std::string("outcome unknown so far");
+    verdict += "; ";
+  }
+  if (!w.kept)
+    GM_WARN("{}; {}its bundle was pruned: the earlier failures of this episode fill GPUMEMREC_MAX_DUMPS in {}", what,
+            verdict, cfg.dir);
+  else if (in.failure) GM_WARN("{}; {}bundle: {}", what, verdict, path);
+  else GM_WARN("{} dump written: {}", what, path);
+}
+
+// The verdict came after the bundle was written: its files again, or the
+// bundle removed.
+void apply_late_verdict(const DumpServices& s, const Verdict& v, Written& w) {
+  if (v.outcome == Outcome::kRecovered && !w.in.recorder->cfg.keep_recovered) {
+    remove_published(w);
+    say_recovered_once(w.failure, v);
+    return;
+  }
+  w.in.verdict = v;
+  std::string why;
+  bool ok = false;
+  try {
+    ok = rewrite_verdict_files(w.bundle_fd, w.in, w.build, s.buffer, &why);
+  } catch (...) {
+    why = "out of memory";
+  }
+  if (!ok) GM_WARN("could not write the verdict ({}) into {}: {}", outcome_name(v.outcome), w.name, why);
+  else if (w.kept) s.episodes->clear_recovered(w.in.recovered.up_to);
+  report(w, why, true);
+}
+
+bool write_job(const DumpJob& job, const DumpServices& s, bool on_writer, Verdict v) {
+  Written w;
+  std::string why;
+  w.dirfd = open_dump_dir(config(job).dir, &why);
+  if (w.dirfd < 0) {
+    warn_no_dir(job, why);
+    dump_slot_release();
+    return false;
+  }
+  fill_input(job, s, v, &w);
+  const bool ok = write_and_publish(job, s, &w, &why);
+  if (!ok) {
+    report(w, why, false);
+    return false;
+  }
+  try {
+    w.kept = prune_bundles(w.dirfd, config(job), w.name);
+  } catch (...) {
+  }
+  if (job.has_failure && v.outcome == Outcome::kUnknown && on_writer) {
+    apply_late_verdict(s, wait_for_verdict(job, s, 0), w);
+    return true;
+  }
+  if (w.kept) s.episodes->clear_recovered(w.in.recovered.up_to);
+  report(w, why, true);
+  return true;
+}
+
+}  // namespace
+
+void raw_warning(const char* a, const char* b, const char* c) {
+  for (const char* s : {"gpumemrec: warning: ", a, b, c, "\n"})
+    if (fd_write_all(2, s, std::strlen(s)) != 0) return;
+}
+
+std::string describe_failure(const FailureInfo& f) {
+  char buf[256];
+  bool runtime_api = hook_info(f.api).library != Library::CUDA;
+  std::snprintf(buf, sizeof buf, "%s(%llu bytes, %s) on device %d failed with %s (%d)%s", hook_name(f.api),
+                (unsigned long long)f.size, format_bytes(f.size).c_str(), f.device,
+                error_name(hook_backend(f.api), runtime_api, f.result), f.result,
+                f.reason == DumpReason::kLimit      ? " [GPUMEMREC_LIMIT]"
+                : f.reason == DumpReason::kFailAfter ? " [GPUMEMREC_FAIL_AFTER]"
+                                                     : "");
+  return buf;
+}
+
+bool run_dump_job(const DumpJob& job, const DumpServices& s, bool on_writer) {
+  const int saved_errno = errno;
+  bool ok = false;
+  {
+    // Writing may raise SIGXFSZ (RLIMIT_FSIZE) or SIGPIPE (stderr): never let
+    // the program see them (signal_guard.h).
+    DumpSignalGuard signal_guard;
+    // The shim's operator new may fall back to the emergency arena when
+    // malloc fails (the host may be short of memory too).
+    DumpMemoryScope memory_scope;
+    try {
+      Verdict v = job.has_failure ? s.episodes->verdict(job.episode) : Verdict{};
+      if (job.has_failure && on_writer && !config(job).keep_recovered)
+        v = wait_for_verdict(job, s, monotonic_ns() + kVerdictGraceMs * 1000000ull);
+      if (v.outcome == Outcome::kRecovered && !config(job).keep_recovered) {
+        // Counted by the episodes (GPUMEMREC_RECOVERED=count).
+        if (!on_writer) dump_slot_release();
+        say_recovered_once(job.failure, v);
+        ok = true;
+      } else {
+        // One bundle is written at a time; signal requests go first.
+        while (on_writer && !dump_slot_try_acquire(job.reason)) dump_slot_wait_free(-1, true);
+        ok = write_job(job, s, on_writer, v);
+      }
+    } catch (...) {
+      // Out of memory outside the file writing (names, messages): say so
+      // without allocating (the temporary directory is already gone).
+      if (dump_slot_held_by_this_thread()) dump_slot_release();
+      raw_warning("could not write the ", dump_reason_name(job.reason), " bundle: out of memory (nothing left behind)");
+    }
+  }
+  if (job.awaiting_symbols) job.awaiting_symbols->store(false, std::memory_order_release);
+  if (job.episode) s.episodes->unwatch(job.episode);
+  freeze_done(job.set);  // the job is not to be read after this
+  errno = saved_errno;
+  return ok;
+}
+
+}  // namespace gpumemrec

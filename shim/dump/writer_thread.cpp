@@ -1,0 +1,159 @@
+#include "shim/dump/writer_thread.h"
+
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <new>
+
+#include "shim/base/clock.h"
+#include "shim/base/spinlock.h"
+
+namespace gpumemrec {
+
+namespace {
+
+sem_t g_jobs;   // one post per job
+sem_t g_wakes;  // wake-ups for a job that waits
+std::atomic<bool> g_started{false};
+std::atomic<bool> g_start_failed{false};
+std::atomic<long> g_tid{0};
+std::atomic<int> g_busy{0};  // jobs posted and not yet returned
+struct Posted {
+  WriterJob job;
+  int arg;
+};
+// The queue: a spin lock, held for a few stores.
+SpinLock g_queue_lock;
+Posted g_queue[kWriterQueue];
+unsigned g_head = 0, g_tail = 0;
+
+bool pop(Posted* out) {
+  SpinGuard g(g_queue_lock);
+  if (g_head == g_tail) return false;
+  *out = g_queue[g_head++ % kWriterQueue];
+  return true;
+}
+pthread_once_t g_sems_once = PTHREAD_ONCE_INIT;
+
+void init_sems() {
+  sem_init(&g_jobs, 0, 0);
+  sem_init(&g_wakes, 0, 0);
+}
+
+void* writer_main(void*) {
+  g_tid.store(long(syscall(SYS_gettid)), std::memory_order_release);
+  for (;;) {
+    if (sem_wait(&g_jobs) != 0) continue;  // EINTR (signals are blocked here, but ptrace)
+    Posted p;
+    if (pop(&p)) p.job(p.arg);
+    g_busy.fetch_sub(1, std::memory_order_acq_rel);
+  }
+  return nullptr;
+}
+
+bool start_thread() {
+  pthread_once(&g_sems_once, init_sems);
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  pthread_t t;
+  const int rc = pthread_create(&t, &attr, writer_main, nullptr);
+  pthread_attr_destroy(&attr);
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  if (rc != 0) return false;
+#ifdef __GLIBC__
+  pthread_setname_np(t, "gpumemrec-write");
+#endif
+  // Its tid is needed at once (the dump slot is handed to it).
+  while (g_tid.load(std::memory_order_acquire) == 0) sched_yield();
+  return true;
+}
+
+}  // namespace
+
+bool writer_start() {
+  if (g_started.load(std::memory_order_acquire)) return true;
+  if (g_start_failed.load(std::memory_order_relaxed)) return false;
+  // Only the dump slot's holder starts it: no other thread races this start.
+  if (!start_thread()) {
+    g_start_failed.store(true, std::memory_order_relaxed);
+    return false;
+  }
+  g_started.store(true, std::memory_order_release);
+  return true;
+}
+
+int writer_jobs() { return g_busy.load(std::memory_order_acquire); }
+
+void writer_post(WriterJob job, int arg) {
+  g_busy.fetch_add(1, std::memory_order_acq_rel);
+  {
+    SpinGuard g(g_queue_lock);
+    g_queue[g_tail++ % kWriterQueue] = Posted{job, arg};
+  }
+  sem_post(&g_jobs);
+}
+
+long writer_tid() { return g_tid.load(std::memory_order_acquire); }
+
+bool writer_is_this_thread() {
+  const long t = writer_tid();
+  return t != 0 && t == long(syscall(SYS_gettid));
+}
+
+bool writer_busy() { return g_busy.load(std::memory_order_acquire) > 0; }
+
+bool writer_wait_idle(unsigned max_ms) {
+  if (writer_is_this_thread()) return false;
+  for (unsigned waited = 0; writer_busy(); ++waited) {
+    if (waited >= max_ms) return false;
+    usleep(1000);
+  }
+  return true;
+}
+
+void writer_wake() {
+  if (g_started.load(std::memory_order_acquire)) sem_post(&g_wakes);
+}
+
+bool writer_wait(uint64_t deadline_ns) {
+  for (;;) {
+    int rc;
+    if (deadline_ns == 0) {
+      rc = sem_wait(&g_wakes);
+    } else {
+      const uint64_t now = monotonic_ns();
+      if (now >= deadline_ns) return false;
+      struct timespec ts;
+      ts.tv_sec = time_t(deadline_ns / 1000000000ull);
+      ts.tv_nsec = long(deadline_ns % 1000000000ull);
+      rc = sem_clockwait(&g_wakes, CLOCK_MONOTONIC, &ts);
+    }
+    if (rc == 0) return true;
+    if (errno == ETIMEDOUT) return false;
+  }
+}
+
+void writer_atfork_child() {
+  // The thread (and whatever it was doing) is not in the child; its
+  // semaphores may have been in use: fresh ones, never destroyed (as in
+  // signal_dump.cpp).
+  if (g_started.load()) init_sems();
+  g_started.store(false);
+  g_start_failed.store(false);
+  g_tid.store(0);
+  g_busy.store(0);
+  new (&g_queue_lock) SpinLock();
+  g_head = g_tail = 0;
+}
+
+}  // namespace gpumemrec
