@@ -68,17 +68,22 @@ def exit_count(stderr):
     return found[0] if found else 0
 
 
-def check_outcome(b, outcome, detail_prefix=None):
+DETAIL_START = {"fatal": "not recovered", "recovered": "recovered after freeing"}
+
+
+def check_outcome(b, outcome, *detail_parts):
     """manifest and metadata carry the same verdict (docs/bundle-format.md),
-    and the fields that go with it."""
+    and the fields that go with it. outcome_detail is a sentence for people:
+    its start and the parts given (a signal's number and name, a time
+    limit) are checked, not its wording."""
     m, md = b.manifest, b.metadata
     check(m.get("outcome") == outcome, "%s: manifest outcome %r, expected %r" % (b.name, m.get("outcome"), outcome))
     check(md.get("outcome") == outcome, "%s: metadata outcome %r, manifest %r" % (b.name, md.get("outcome"), outcome))
     detail = md.get("outcome_detail")
     check(isinstance(detail, str) and detail, "%s: outcome_detail %r" % (b.name, detail))
-    if detail_prefix:
-        check(detail.startswith(detail_prefix), "%s: outcome_detail %r does not start with %r" %
-              (b.name, detail, detail_prefix))
+    start = DETAIL_START.get(outcome, "")
+    check(detail.startswith(start) and all(p in detail for p in detail_parts),
+          "%s: outcome_detail %r: expected %r... with %s" % (b.name, detail, start, detail_parts))
     check("recovery" in md, "%s: metadata lacks recovery" % b.name)
     if outcome == "recovered":
         rec = md["recovery"]
@@ -91,8 +96,9 @@ def check_outcome(b, outcome, detail_prefix=None):
               (b.name, rec, md["requested_bytes"]))
     else:
         check(md["recovery"] is None, "%s: outcome %s with a recovery object %r" % (b.name, outcome, md["recovery"]))
-    line = [l for l in b.summary().splitlines() if l.startswith("Outcome: ")]
-    check(len(line) == 1 and line[0].startswith("Outcome: %s - %s" % (outcome, detail)),
+    # The summary aligns its values in a column: "Outcome:" then spaces.
+    line = [l for l in b.summary().splitlines() if l.startswith("Outcome:")]
+    check(len(line) == 1 and re.match(r"Outcome: +%s - %s$" % (outcome, re.escape(detail)), line[0]),
           "%s: summary.txt outcome line %r (metadata: %s - %s)" % (b.name, line, outcome, detail))
     check_recovered_failures(b)
 
@@ -169,7 +175,7 @@ def recover_minute():
     check(t["recovered"] >= 100, "only %d recovered requests: the test needs many" % t["recovered"])
     b = r.only_bundle()  # no bundle for the recovered episodes, no .tmp- left
     b.check_well_formed()
-    check_outcome(b, "fatal", "not recovered")
+    check_outcome(b, "fatal")
     md = b.metadata
     check(md["requested_bytes"] == FINAL and md["api"] == "cudaMalloc", "the bundle is not the final request's: "
           "%s bytes, %s" % (md["requested_bytes"], md["api"]))
@@ -208,7 +214,7 @@ def recover_threads():
     check(len(reqs) == t["recovered"] + t["gave_up"] + 1, "%d request lines for %s" % (len(reqs), t))
     b = r.only_bundle()
     b.check_well_formed()
-    check_outcome(b, "fatal", "not recovered")
+    check_outcome(b, "fatal")
     n = check_recovered_failures(b, sizes={BLOCK, BLOCK + 4096}, tids={(tid, size) for _, tid, size, _ in reqs})
     said = exit_count(r.stderr)
     check(said == n, "exit line says %d, the metadata %d" % (said, n))
@@ -221,46 +227,83 @@ def recover_threads():
           "%.1f ms" % (t["steps"], t["recovered"], t["gave_up"], n, t["max_step_us"] / 1000.0))
 
 
-def recover_keep():
-    """GPUMEMREC_RECOVERED=keep: every recovered episode keeps a bundle of its
-    own with outcome "recovered" and a recovery object; one thread, so the
-    bundles are the program's recovered requests one for one, in order, with
-    the bytes the program freed before its successful retry (nothing else
-    frees in between)."""
-    r = run([program("caching_alloc"), "1", "4", str(BLOCK), "1", "log=1"], capacity=DEVICE, timeout=240,
+def keep_run(extra):
+    r = run([program("caching_alloc"), "1", "4", str(BLOCK), "1", "log=1"] + extra, capacity=DEVICE, timeout=240,
             env_extra=dict(NO_PRUNE, GPUMEMREC_RECOVERED="keep"))
     check(r.rc == 0, "caching_alloc exited %d:\n%s" % (r.rc, r.stderr[-1500:]))
     t = total(r.stdout)
-    reqs = request_lines(r.stdout)
-    recovered = [q for q in reqs if q[0] == "RECOVERED"]
+    recovered = [q for q in request_lines(r.stdout) if q[0] == "RECOVERED"]
     check(len(recovered) == t["recovered"] >= 4 and t["fatal"] == 1, "program counts: %s" % t)
     bundles = sorted((Bundle(p) for p in r.bundles()), key=lambda b: b.metadata["timestamp"])
-    check(len(bundles) == t["recovered"] + 1, "%d bundles for %d recovered requests + 1 fatal" %
-          (len(bundles), t["recovered"]))
-    for b, (_, tid, size, freed) in zip(bundles, recovered):
+    for b in bundles:
         b.check_well_formed()
-        check_outcome(b, "recovered", "recovered after freeing")
-        md, rec = b.metadata, b.metadata["recovery"]
-        check(md["requested_bytes"] == size and rec["retry_size"] == size and rec["retry_api"] == "cudaMalloc",
-              "%s: size %d, recovery %r; the program's request: size %d" % (b.name, md["requested_bytes"], rec, size))
-        check(rec["freed_bytes"] == freed, "%s: freed_bytes %d, the program freed %d before its retry" %
-              (b.name, rec["freed_bytes"], freed))
-        check(rec["thread_id"] == tid, "%s: recovery.thread_id %d, the program's thread %d" %
-              (b.name, rec["thread_id"], tid))
-        check(md["recovered_failures"]["count"] == 0, "%s: keep mode, yet %d recovered without a bundle" %
-              (b.name, md["recovered_failures"]["count"]))
-    last = bundles[-1]
-    check(last.metadata["requested_bytes"] == FINAL, "the last bundle is not the final request's")
-    check_outcome(last, "fatal", "not recovered")
+    return r, t, recovered, bundles
+
+
+def check_keep_bundle(b, request):
+    """A recovered bundle against the program's logged request (one thread:
+    nothing else frees between its failure and its retry)."""
+    _, tid, size, freed = request
+    check_outcome(b, "recovered")
+    md, rec = b.metadata, b.metadata["recovery"]
+    check(md["requested_bytes"] == size and rec["retry_size"] == size and rec["retry_api"] == "cudaMalloc",
+          "%s: size %d, recovery %r; the program's request: size %d" % (b.name, md["requested_bytes"], rec, size))
+    check(rec["freed_bytes"] == freed, "%s: freed_bytes %d, the program freed %d before its retry" %
+          (b.name, rec["freed_bytes"], freed))
+    check(rec["thread_id"] == tid, "%s: recovery.thread_id %d, the program's thread %d" %
+          (b.name, rec["thread_id"], tid))
+    check(md["recovered_failures"]["count"] == 0, "%s: keep mode, yet %d recovered without a bundle" %
+          (b.name, md["recovered_failures"]["count"]))
+
+
+def recover_keep():
+    """GPUMEMREC_RECOVERED=keep: a recovered episode keeps a bundle of its own
+    with outcome "recovered" and a recovery object; one thread, so each
+    bundle is one of the program's recovered requests, with the bytes the
+    program freed before its successful retry.
+    Spaced out (0.5 s after each recovery, time for the writer): one bundle
+    per recovered request, in order, then the fatal one; one stderr line
+    each, "recovered after freeing" or "not recovered (fatal)".
+    In a burst (the retry chain's failures microseconds apart) the writer
+    cannot keep up; episodes that find it two bundles behind have none
+    (counted at exit as failures that came while a bundle was being
+    written). Still: every bundle is one of the program's requests, in
+    order, the counts add up, and the final, fatal failure has its bundle."""
+    r, t, recovered, bundles = keep_run(["after_recovery_us=500000"])
+    check(len(bundles) == t["recovered"] + 1, "spaced out: %d bundles for %d recovered requests + 1 fatal" %
+          (len(bundles), t["recovered"]))
+    for b, request in zip(bundles, recovered):
+        check_keep_bundle(b, request)
+    check(bundles[-1].metadata["requested_bytes"] == FINAL, "the last bundle is not the final request's")
+    check_outcome(bundles[-1], "fatal")
     lines = shim_lines(r.stderr)
     rec_lines = [l for l in lines if "recovered after freeing" in l and "bundle: " in l]
     fatal_lines = [l for l in lines if "not recovered (fatal)" in l and "bundle: " in l]
     check(len(rec_lines) == t["recovered"] and len(fatal_lines) == 1 and len(lines) == len(bundles),
           "expected one line per bundle (%d recovered, 1 fatal):\n%s" % (t["recovered"], "\n".join(lines)))
     for l in rec_lines + fatal_lines:
-        path = l.split("bundle: ", 1)[1].strip()
-        check(os.path.isdir(path), "stderr names a bundle that is not there: " + l)
+        check(os.path.isdir(l.split("bundle: ", 1)[1].strip()), "stderr names a bundle that is not there: " + l)
     check(exit_count(r.stderr) == 0, "keep mode counts recovered failures as unbundled")
+    # The burst.
+    r, t, recovered, bundles = keep_run([])
+    fatal = [b for b in bundles if b.metadata["requested_bytes"] == FINAL]
+    rest = [b for b in bundles if b.metadata["requested_bytes"] != FINAL]
+    missed = re.search(r"(\d+) out-of-memory failure\(s\) came while", r.stderr)
+    missed = int(missed.group(1)) if missed else 0
+    print("recover_keep burst: %d recovered requests, %d recovered bundles, %d fatal bundles, %d said missed" %
+          (t["recovered"], len(rest), len(fatal), missed))
+    check(len(fatal) == 1, "burst: the final, fatal failure has no bundle (%d recovered bundles kept, %d episodes "
+          "missed):\n%s" % (len(rest), missed, "\n".join(shim_lines(r.stderr))))
+    check_outcome(fatal[0], "fatal")
+    i = 0
+    for b in rest:  # an ordered subsequence of the program's recovered requests
+        while i < len(recovered) and recovered[i][2] != b.metadata["requested_bytes"]:
+            i += 1
+        check(i < len(recovered), "%s is none of the program's recovered requests (in order)" % b.name)
+        check_keep_bundle(b, recovered[i])
+        i += 1
+    check(len(rest) + missed == t["recovered"], "burst: %d recovered bundles + %d missed != %d recovered requests" %
+          (len(rest), missed, t["recovered"]))
 
 
 def recover_bogus():
@@ -282,11 +325,11 @@ def recover_bogus():
 
 
 # ---------------------------------------------------------------- 2. death right after the failure
-DEATHS = {  # mode: (exit status as subprocess reports it, outcome_detail start)
-    "exit": (3, "not recovered: the program exited"),
-    "abort": (-signal.SIGABRT, "not recovered: signal %d (SIGABRT)" % signal.SIGABRT),
-    "segv": (-signal.SIGSEGV, "not recovered: signal %d (SIGSEGV)" % signal.SIGSEGV),
-    "term": (-signal.SIGTERM, "not recovered: signal %d (SIGTERM)" % signal.SIGTERM),
+DEATHS = {  # mode: (exit status as subprocess reports it, what outcome_detail says)
+    "exit": (3, "exited"),
+    "abort": (-signal.SIGABRT, "signal %d (SIGABRT)" % signal.SIGABRT),
+    "segv": (-signal.SIGSEGV, "signal %d (SIGSEGV)" % signal.SIGSEGV),
+    "term": (-signal.SIGTERM, "signal %d (SIGTERM)" % signal.SIGTERM),
 }
 
 
@@ -321,7 +364,7 @@ def death_after_oom(mode):
         b = same_death([hard("after_oom"), mode, "1500"], rc, {"GPUMEMREC_EPISODE_MS": "500"})
         bundle = b.only_bundle()
         bundle.check_well_formed()
-        check_outcome(bundle, "fatal", "not recovered: no retry of the request succeeded within 500 ms")
+        check_outcome(bundle, "fatal", "within 500 ms")
     return case
 
 
@@ -430,14 +473,14 @@ def fork_after_oom():
             pb = by_pid[parent[0]][0]
             pb.check_well_formed()
             check(pb.metadata["requested_bytes"] == OOM_SIZE, "%s: the parent's bundle is not its failure's" % mode)
-            check_outcome(pb, "fatal", "not recovered: the program exited")
+            check_outcome(pb, "fatal", "exited")
             kids = by_pid.get(child, [])
             if mode == "fork_oom":
                 check(len(kids) == 1, "%s %s: the child wrote %d bundles" % (mode, delay, len(kids)))
                 kids[0].check_well_formed()
                 check(kids[0].metadata["requested_bytes"] == CHILD_OOM_SIZE,
                       "the child's bundle is not its own failure's")
-                check_outcome(kids[0], "fatal", "not recovered: the program exited")
+                check_outcome(kids[0], "fatal", "exited")
             else:
                 check(not kids, "%s %s: a child that never failed wrote %s (the parent's pending bundle?)" %
                       (mode, delay, [k.name for k in kids]))
@@ -445,16 +488,24 @@ def fork_after_oom():
 
 # ---------------------------------------------------------------- 4. exec right after the failure
 def oom_then_exec():
-    """exec("true") right after the failure, while the writer works: exec
-    ends every thread of the old image, so the bundle may be complete or
-    left as a .tmp- directory (never a half-written oom_dump_*); no hang;
-    the exit status is true's. A leftover temporary directory is removed by
-    the prune of a later dump in the same directory once it is stale
-    (shim/dump/bundle_dir.cpp is_stale_tmp: this host, its pid gone, untouched
-    for a minute; the test ages it instead of waiting)."""
-    seen = {"complete": 0, "tmp": 0, "nothing": 0}
-    for attempt in range(3):
-        b = same_death([hard("after_oom"), "exec"], 0)
+    """exec("true") right after the failure (0 ms) and later (while the
+    writer waits for the verdict or writes): exec ends every thread of the
+    old image, the writer too, and the new image knows nothing of the
+    bundle. So there is no bundle at all (exec before the writer started
+    the directory), a .tmp- directory, or a complete bundle (outcome
+    unknown: the verdict never came) - never a half-written oom_dump_*; no
+    hang; the exit status is true's. A leftover temporary directory is
+    removed by the prune of a later dump in the same directory once it is
+    stale (shim/dump/bundle_dir.cpp is_stale_tmp: this host, its pid gone,
+    untouched for a minute; the test ages it instead of waiting). Delays
+    around the writer's start are tried until one leaves a temporary
+    directory, so that the removal is exercised."""
+    seen = {}
+    tmp_delays = ["300", "250", "350", "200", "400", "275", "325", "450"]
+    for delay in ["0", "1000"] + tmp_delays:
+        if delay in tmp_delays and "tmp" in seen.values():
+            break
+        b = same_death([hard("after_oom"), "exec", delay], 0)
         names = sorted(os.listdir(b.dumpdir)) if os.path.isdir(b.dumpdir) else []
         tmps = [n for n in names if n.startswith(".tmp-")]
         done = [n for n in names if n.startswith("oom_dump_")]
@@ -462,9 +513,8 @@ def oom_then_exec():
         for n in done:
             bd = Bundle(os.path.join(b.dumpdir, n))
             bd.check_well_formed()
-            check(bd.manifest.get("outcome") in ("unknown", "fatal"), "outcome %r after exec" %
-                  bd.manifest.get("outcome"))
-        seen["complete" if done else "tmp" if tmps else "nothing"] += 1
+            check_outcome(bd, "unknown")
+        seen[delay] = "complete" if done else "tmp" if tmps else "nothing"
         if tmps:
             old = time.time() - 120
             os.utime(os.path.join(b.dumpdir, tmps[0]), (old, old))
@@ -473,7 +523,9 @@ def oom_then_exec():
             left = sorted(os.listdir(b.dumpdir))
             check(tmps[0] not in left, "the stale %s survived a later dump's prune: %s" % (tmps[0], left))
             check(len([n for n in left if n.startswith("oom_dump_")]) == 1, "the later dump: %s" % left)
-    print("oom_then_exec: %s" % seen)
+    print("oom_then_exec: what exec after <delay> ms left: %s" % seen)
+    if "tmp" not in seen.values():
+        print("note: no delay left a temporary directory; its removal was not exercised")
 
 
 CASES = {

@@ -13,7 +13,8 @@
 // release_available_cached_blocks returns false at once; this program
 // behaves like a job that sets max_split_size_mb, where it frees blocks.)
 //
-//   caching_alloc [threads=1] [steps=100] [block=4194304] [fatal=1] [seconds=S] [compute_us=U] [warmup=W] [log=1]
+//   caching_alloc [threads=1] [steps=100] [block=4194304] [fatal=1] [seconds=S] [compute_us=U] [warmup=W]
+//                 [after_recovery_us=R] [log=1]
 //
 // Positional arguments first; `seconds=S` (duration mode) makes every thread
 // run steps until S seconds have passed since the start (`steps` is then
@@ -21,8 +22,10 @@
 // microseconds (sleeping, like a step waiting for its kernels) before it
 // frees them: a training-like pace; `warmup=W` makes W cudaMalloc/cudaFree
 // pairs of 256 bytes before the first step (a recorder's ring is full when a
-// long job first fails: 65,536 events by default); `log=1` prints one line per
-// request that failed at the driver.
+// long job first fails: 65,536 events by default); `after_recovery_us=R`
+// sleeps R microseconds after each request that recovered (out-of-memory
+// episodes spaced out, so that a recorder writing a bundle for each keeps
+// up); `log=1` prints one line per request that failed at the driver.
 //
 // Every step of every thread allocates blocks of a size class the cache
 // mostly cannot serve (the size alternates between step parities), 12
@@ -131,6 +134,7 @@ struct CachingAllocator {
 
 CachingAllocator g_alloc;
 bool g_log = false;
+long g_after_recovery_us = 0;
 
 }  // namespace
 
@@ -163,6 +167,7 @@ extern "C" PROG_NOINLINE bool caching_malloc(uint64_t size, Block* out) {
   if (g_log)
     printf("%s tid=%ld size=%" PRIu64 " freed=%" PRIu64 " attempts=%d\n", ok ? "RECOVERED" : "FAILED",
            long(syscall(SYS_gettid)), size, freed, attempts);
+  if (ok && g_after_recovery_us > 0) std::this_thread::sleep_for(std::chrono::microseconds(g_after_recovery_us));
   return ok;
 }
 
@@ -200,6 +205,7 @@ Options parse(int argc, char** argv) {
     if (a.rfind("seconds=", 0) == 0) o.seconds = std::atof(a.c_str() + 8);
     else if (a.rfind("compute_us=", 0) == 0) o.compute_us = std::atol(a.c_str() + 11);
     else if (a.rfind("warmup=", 0) == 0) o.warmup = std::atol(a.c_str() + 7);
+    else if (a.rfind("after_recovery_us=", 0) == 0) g_after_recovery_us = std::atol(a.c_str() + 18);
     else if (a.rfind("log=", 0) == 0) g_log = std::atoi(a.c_str() + 4) != 0;
     else
       switch (pos++) {
