@@ -157,11 +157,18 @@ void report(const Written& w, const std::string& why, bool ok) {
                                                : std::string("outcome unknown so far");
     verdict += "; ";
   }
-  if (!w.kept)
-    GM_WARN("{}; {}its bundle was pruned: the earlier failures of this episode fill GPUMEMREC_MAX_DUMPS in {}", what,
-            verdict, cfg.dir);
-  else if (in.failure) GM_WARN("{}; {}bundle: {}", what, verdict, path);
-  else GM_WARN("{} dump written: {}", what, path);
+  if (!w.kept) {
+    GM_WARN("{}; {}its bundle was pruned: the earlier bundles of this burst fill GPUMEMREC_MAX_DUMPS / "
+            "GPUMEMREC_MAX_TOTAL_MB in {}", what, verdict, cfg.dir);
+    return;
+  }
+  uint64_t bytes = 0;
+  std::string oversize;
+  if (bundle_exceeds_total_cap(w.dirfd, w.name, cfg, &bytes))
+    oversize = " (" + format_bytes(bytes) + ", more than GPUMEMREC_MAX_TOTAL_MB=" + std::to_string(cfg.max_total_mb) +
+               " on its own: kept until the next bundle)";
+  if (in.failure) GM_WARN("{}; {}bundle: {}{}", what, verdict, path, oversize);
+  else GM_WARN("{} dump written: {}{}", what, path, oversize);
 }
 
 // The verdict came after the bundle was written: its files again, or the
