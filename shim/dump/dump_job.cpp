@@ -1,6 +1,7 @@
 #include "shim/dump/dump_job.h"
 
 #include <fcntl.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -273,6 +274,9 @@ bool run_dump_job(const DumpJob& job, const DumpServices& s, bool on_writer) {
   if (job.awaiting_symbols) job.awaiting_symbols->store(false, std::memory_order_release);
   if (job.episode) s.episodes->unwatch(job.episode);
   freeze_done(job.set);  // the job is not to be read after this
+  // The model, the symbolizer's session and the JSON buffers were freed:
+  // give the heap's free pages back (the program may be short of memory).
+  if (on_writer) malloc_trim(0);
   errno = saved_errno;
   return ok;
 }
