@@ -184,7 +184,7 @@ void apply_late_verdict(const DumpServices& s, const Verdict& v, Written& w) {
   std::string why;
   bool ok = false;
   try {
-    ok = rewrite_verdict_files(w.bundle_fd, w.in, w.build, s.buffer, &why);
+    ok = rewrite_verdict_files(w.bundle_fd, w.in, w.build, s.rewrite_buffer, &why);
   } catch (...) {
     why = "out of memory";
   }
