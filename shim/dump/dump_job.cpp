@@ -1,6 +1,7 @@
 #include "shim/dump/dump_job.h"
 
 #include <fcntl.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -157,11 +158,18 @@ void report(const Written& w, const std::string& why, bool ok) {
                                                : std::string("outcome unknown so far");
     verdict += "; ";
   }
-  if (!w.kept)
-    GM_WARN("{}; {}its bundle was pruned: the earlier failures of this episode fill GPUMEMREC_MAX_DUMPS in {}", what,
-            verdict, cfg.dir);
-  else if (in.failure) GM_WARN("{}; {}bundle: {}", what, verdict, path);
-  else GM_WARN("{} dump written: {}", what, path);
+  if (!w.kept) {
+    GM_WARN("{}; {}its bundle was pruned: the earlier bundles of this burst fill GPUMEMREC_MAX_DUMPS / "
+            "GPUMEMREC_MAX_TOTAL_MB in {}", what, verdict, cfg.dir);
+    return;
+  }
+  uint64_t bytes = 0;
+  std::string oversize;
+  if (bundle_exceeds_total_cap(w.dirfd, w.name, cfg, &bytes))
+    oversize = " (" + format_bytes(bytes) + ", more than GPUMEMREC_MAX_TOTAL_MB=" + std::to_string(cfg.max_total_mb) +
+               " on its own: kept until the next bundle)";
+  if (in.failure) GM_WARN("{}; {}bundle: {}{}", what, verdict, path, oversize);
+  else GM_WARN("{} dump written: {}{}", what, path, oversize);
 }
 
 // The verdict came after the bundle was written: its files again, or the
@@ -176,7 +184,7 @@ void apply_late_verdict(const DumpServices& s, const Verdict& v, Written& w) {
   std::string why;
   bool ok = false;
   try {
-    ok = rewrite_verdict_files(w.bundle_fd, w.in, w.build, s.buffer, &why);
+    ok = rewrite_verdict_files(w.bundle_fd, w.in, w.build, s.rewrite_buffer, &why);
   } catch (...) {
     why = "out of memory";
   }
@@ -266,6 +274,9 @@ bool run_dump_job(const DumpJob& job, const DumpServices& s, bool on_writer) {
   if (job.awaiting_symbols) job.awaiting_symbols->store(false, std::memory_order_release);
   if (job.episode) s.episodes->unwatch(job.episode);
   freeze_done(job.set);  // the job is not to be read after this
+  // The model, the symbolizer's session and the JSON buffers were freed:
+  // give the heap's free pages back (the program may be short of memory).
+  if (on_writer) malloc_trim(0);
   errno = saved_errno;
   return ok;
 }

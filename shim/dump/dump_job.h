@@ -43,7 +43,8 @@ struct DumpJob {
 struct DumpServices {
   Episodes* episodes = nullptr;
   Symbolizer* symbolizer = nullptr;
-  WriteBuffer buffer;
+  WriteBuffer buffer;          // for the bundle's files (whoever holds the dump slot)
+  WriteBuffer rewrite_buffer;  // for the verdict's rewrite (the writer, without the slot)
   std::atomic<int>* seq = nullptr;           // bundle sequence numbers
   std::atomic<bool>* program_ending = nullptr;  // exit() has begun
 };

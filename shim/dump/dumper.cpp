@@ -37,10 +37,14 @@ GM_TLS PendingRequest t_pending_request;
 namespace {
 
 constexpr size_t kWriteBufferBytes = 256 * 1024;
+constexpr size_t kRewriteBufferBytes = 32 * 1024;  // the tail of the same mapping
 constexpr unsigned kFreezeWaitUs = 20000;
 
-// Prepared at start-up so the dump path needs no large allocation.
+// Prepared at start-up so the dump path needs no large allocation. The
+// verdict's rewrite has its own: it runs without the dump slot, while a
+// signal or exit dump may be writing through g_buffer.
 WriteBuffer g_buffer;
+WriteBuffer g_rewrite_buffer;
 Symbolizer* g_symbolizer = nullptr;
 bool g_frozen_ready = false;
 
@@ -54,7 +58,16 @@ std::atomic<bool> g_freeze_warned{false};
 Recorder* g_exit_recorder = nullptr;
 // The jobs, one per frozen set: filled by the thread that acquired the set,
 // read by the writer (or that thread) until the set is given back.
-DumpJob g_jobs[kFreezeSets];
+// Never destroyed: the writer may still read a job while exit() runs the
+// static destructors (whose order against our atexit wait is the link's).
+DumpJob& job_of(int set) {
+  alignas(DumpJob) static unsigned char storage[kFreezeSets][sizeof(DumpJob)];
+  static DumpJob* jobs = [] {
+    for (auto& s : storage) new (s) DumpJob();
+    return reinterpret_cast<DumpJob*>(storage);
+  }();
+  return jobs[set];
+}
 // Per set: its frozen stacks are not symbolized yet (a dlclose waits).
 std::atomic<bool> g_awaiting_symbols[kFreezeSets];
 
@@ -63,6 +76,7 @@ DumpServices services() {
   s.episodes = &g_episodes;
   s.symbolizer = g_symbolizer;
   s.buffer = g_buffer;
+  s.rewrite_buffer = g_rewrite_buffer;
   s.seq = &g_dump_seq;
   s.program_ending = &g_program_ending;
   return s;
@@ -72,7 +86,7 @@ bool writer_idle() { return !writer_busy(); }
 bool writer_has_another_job() { return writer_jobs() > 1; }
 
 void writer_job_main(int set) {
-  run_dump_job(g_jobs[set], services(), true);
+  run_dump_job(job_of(set), services(), true);
   crash_wait_disarm(writer_has_another_job);
 }
 
@@ -81,7 +95,7 @@ void writer_job_main(int set) {
 // context is the device's), then the freeze. False (set given back) when the
 // state could not be copied.
 bool prepare_job(Recorder* r, int set, DumpReason reason, const FailureInfo* f, uint64_t episode) {
-  DumpJob& job = g_jobs[set];
+  DumpJob& job = job_of(set);
   job = DumpJob{};
   job.recorder = r;
   job.reason = reason;
@@ -127,7 +141,7 @@ bool freeze_for_writer(Recorder* r, const FailureInfo& f, uint64_t episode) {
   }
   if (writer_start()) {
     g_awaiting_symbols[set].store(true, std::memory_order_release);
-    g_jobs[set].awaiting_symbols = &g_awaiting_symbols[set];
+    job_of(set).awaiting_symbols = &g_awaiting_symbols[set];
     writer_post(writer_job_main, set);
     crash_wait_arm(writer_idle);  // after the post: see crash_wait_disarm
     return true;
@@ -137,7 +151,7 @@ bool freeze_for_writer(Recorder* r, const FailureInfo& f, uint64_t episode) {
     freeze_done(set);
     return false;
   }
-  return run_dump_job(g_jobs[set], services(), false);
+  return run_dump_job(job_of(set), services(), false);
 }
 
 // Signal and exit dumps, written by the calling thread, which holds the slot
@@ -147,7 +161,7 @@ bool freeze_and_write_here(Recorder* r, DumpReason reason) {
     dump_slot_release();
     return false;
   }
-  return run_dump_job(g_jobs[kInlineSet], services(), false);
+  return run_dump_job(job_of(kInlineSet), services(), false);
 }
 
 void exit_dump() {
@@ -222,7 +236,9 @@ void dumper_init(Recorder* r) {
   void* p = mmap(nullptr, kWriteBufferBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p != MAP_FAILED) {
     g_buffer.data = static_cast<char*>(p);
-    g_buffer.size = kWriteBufferBytes;
+    g_buffer.size = kWriteBufferBytes - kRewriteBufferBytes;
+    g_rewrite_buffer.data = g_buffer.data + g_buffer.size;
+    g_rewrite_buffer.size = kRewriteBufferBytes;
   }
   g_symbolizer = new (std::nothrow) Symbolizer();
   g_frozen_ready = freeze_init(r->ring.capacity());

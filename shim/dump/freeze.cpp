@@ -24,6 +24,17 @@ struct Set {
 };
 Set g_sets[kFreezeSets];
 
+// Faults the pages of [base, base+bytes) in with one system call
+// (MADV_POPULATE_WRITE, Linux 5.14) instead of one fault per page during the
+// copy; without it (older kernels) the copy faults them in as before.
+void populate(void* base, size_t bytes) {
+#ifdef MADV_POPULATE_WRITE
+  if (base && bytes) madvise(base, (bytes + 4095) & ~size_t(4095), MADV_POPULATE_WRITE);
+#else
+  (void)base, (void)bytes;
+#endif
+}
+
 bool reserve(Region* r, size_t bytes) {
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) return false;
@@ -51,6 +62,7 @@ bool copy_live(Recorder* r, Region& live, FrozenState* out) {
   for (int attempt = 0; attempt < 4; ++attempt) {
     const uint64_t want = r->live.count() + r->handles.count() + 1024 + (uint64_t(attempt) << 14);
     if (!ensure(&live, want * sizeof(LiveEntry))) return false;
+    populate(live.base, (want - 1024) * sizeof(LiveEntry));
     auto* dst = static_cast<LiveEntry*>(live.base);
     const uint64_t a = r->live.snapshot_into(dst, want);
     if (a == UINT64_MAX) continue;
@@ -72,6 +84,7 @@ void copy_ring(Recorder* r, Region& events, FrozenState* out) {
   const uint64_t end = out->end_seq;
   const uint64_t first = end > cap + 1 ? end - cap : 1;
   auto* dst = static_cast<Event*>(events.base);
+  populate(dst, (end - first) * sizeof(Event));
   uint64_t n = 0, wait_deadline = 0;
   for (uint64_t s = first; s < end; ++s) {
     bool got = r->ring.read(s, &dst[n]);

@@ -752,10 +752,9 @@ def signal_dump_fds_reused():
 def exit_during_dump():
     """The program's SIGTERM handler calls exit() while the writer thread is
     writing the out-of-memory bundle (issue 12: the failing call has already
-    returned). The recorder's fatal-signal path waits for the bundle, then
-    the program's own handler runs as it would have: exit code 7, and one
-    complete bundle whose verdict is fatal (the program ended by SIGTERM),
-    no temporary directory left. (Before issue 12 the bundle was written on
+    returned). The program's handler runs as it would have, and its exit()
+    waits for the writer: exit code 7, one complete bundle whose verdict is
+    fatal, no temporary directory left. (Before issue 12 the bundle was written on
     the failing thread itself and this exit() interrupted it: no bundle.)"""
     for attempt in range(3):
         n = 200000 * (attempt + 1)
@@ -771,8 +770,11 @@ def exit_during_dump():
         ooms = [b for b in map(Bundle, r.bundles()) if b.manifest["reason"] == "oom"]
         check(len(ooms) == 1, "expected one out-of-memory bundle: %s" % r.bundles())
         ooms[0].check_well_formed()
-        check(ooms[0].metadata["outcome"] == "fatal" and "SIGTERM" in ooms[0].metadata["outcome_detail"],
-              "verdict %r: %r" % (ooms[0].metadata.get("outcome"), ooms[0].metadata.get("outcome_detail")))
+        # The program's own handler runs at once (it might recover); its
+        # exit() waits for the bundle. The verdict: the program exited, or,
+        # when the big bundle took longer than EPISODE_MS, no retry came.
+        check(ooms[0].metadata["outcome"] == "fatal", "verdict %r: %r" %
+              (ooms[0].metadata.get("outcome"), ooms[0].metadata.get("outcome_detail")))
         return
     raise Failure("the bundle was never caught being written: %s" % r.stdout)
 
