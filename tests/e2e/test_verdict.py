@@ -427,9 +427,11 @@ def kill_after(seconds, env_extra, outcome):
 def death_after_oom_handlers():
     """The program has its own SIGSEGV/SIGABRT/SIGTERM handler, installed
     before the failure: it still runs, exactly once, and the exit status is
-    the program's (its _exit(70), or the signal it raises again with the
-    default action); the bundle is complete and fatal."""
-    for handler in ("exit", "reraise"):
+    the program's: its _exit(70), or the signal raised again, as Python's
+    faulthandler does (previous disposition put back, raise() inside the
+    handler, SA_NODEFER) or with the default action set and the signal
+    delivered when the handler returns; the bundle is complete and fatal."""
+    for handler in ("exit", "reraise", "default"):
         for mode in ("segv", "abort", "term"):
             if SANITIZED and mode != "term":
                 continue  # the sanitizer runtime handles SIGSEGV/SIGABRT first
@@ -441,7 +443,14 @@ def death_after_oom_handlers():
                   (handler, mode, said))
             bundle = b.only_bundle()
             bundle.check_well_formed()
-            check_outcome(bundle, "fatal", DEATHS[mode][1])
+            # The program's handler runs first (it may recover); when it
+            # ends the process with _exit() the verdict can name that exit
+            # rather than the signal.
+            check_outcome(bundle, "fatal")
+            detail = bundle.metadata["outcome_detail"]
+            check(DEATHS[mode][1] in detail or (handler == "exit" and "exited" in detail),
+                  "%s %s: outcome_detail %r names neither %r nor the exit" % (handler, mode, detail, DEATHS[mode][1]))
+            print("death_after_oom_handlers %s %s: %s" % (handler, mode, detail))
 
 
 # ---------------------------------------------------------------- 3. fork right after the failure

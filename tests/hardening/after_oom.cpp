@@ -3,7 +3,7 @@
 // written by its writer thread (docs/reliability.md, "The out-of-memory
 // verdict and the writer thread").
 //
-//   after_oom MODE [delay_ms=0] [handler=none|exit|reraise] [live=3000]
+//   after_oom MODE [delay_ms=0] [handler=none|exit|reraise|default] [live=3000]
 //
 // First fills the recorder's ring (40,000 cudaMalloc/cudaFree pairs of 256
 // bytes: more than the default 65,536 events) and makes `live` allocations of
@@ -22,11 +22,16 @@
 //              (size 2^40 + 2^20, "CHILD_OOM rc=<rc>") and returns exit(0);
 //              the parent waits and returns 0
 //   exec       execvp("true")
-// handler=exit|reraise installs the program's own handler for SIGSEGV,
-// SIGABRT and SIGTERM before the first GPU call: it prints
-// "HANDLER sig=<n> n=<times called>", then _exit(70) (exit) or restores the
-// default action and raises the signal again (reraise, what crash reporters
-// such as Python's faulthandler do).
+// handler=exit|reraise|default installs the program's own handler for
+// SIGSEGV, SIGABRT and SIGTERM before the first GPU call: it prints
+// "HANDLER sig=<n> n=<times called>", then
+//   exit     _exit(70);
+//   reraise  what Python's faulthandler does (cpython Modules/faulthandler.c,
+//            faulthandler_fatal_error): the handler is installed with
+//            SA_NODEFER; it puts back the disposition it replaced and
+//            raise()s the signal, delivered at once, inside the handler;
+//   default  sets the default action and raise()s the signal, delivered
+//            when the handler returns (the signal is blocked meanwhile).
 // On stderr (times vary, not compared between runs): "OOMCALL us=<duration
 // of the failing call>", and for fork modes "CHILDTIME ms=<fork to reaped>".
 #include <cuda_runtime_api.h>
@@ -44,7 +49,8 @@
 namespace {
 
 volatile sig_atomic_t g_handled = 0;
-bool g_handler_exits = false;
+enum class HandlerKind { kExit, kReraise, kDefault } g_kind = HandlerKind::kExit;
+struct sigaction g_replaced[NSIG];  // what install_handlers replaced
 int* volatile g_null = nullptr;  // read at run time: the compiler cannot see the null store
 
 void put_num(char* buf, size_t* at, long v) {
@@ -65,19 +71,23 @@ void on_signal(int sig) {
   line[at++] = '\n';
   ssize_t w = write(1, line, at);
   (void)w;
-  if (g_handler_exits) _exit(70);
-  signal(sig, SIG_DFL);
-  raise(sig);  // blocked while this handler runs: delivered, with the default action, on return
+  if (g_kind == HandlerKind::kExit) _exit(70);
+  if (g_kind == HandlerKind::kReraise) sigaction(sig, &g_replaced[sig], nullptr);
+  else signal(sig, SIG_DFL);
+  raise(sig);  // reraise: delivered now (SA_NODEFER); default: on return
 }
 
 void install_handlers(const char* how) {
   if (std::strcmp(how, "none") == 0) return;
-  g_handler_exits = std::strcmp(how, "exit") == 0;
+  g_kind = std::strcmp(how, "exit") == 0      ? HandlerKind::kExit
+           : std::strcmp(how, "reraise") == 0 ? HandlerKind::kReraise
+                                              : HandlerKind::kDefault;
   struct sigaction sa;
   std::memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_signal;
+  sa.sa_flags = g_kind == HandlerKind::kReraise ? SA_NODEFER : 0;
   sigemptyset(&sa.sa_mask);
-  for (int sig : {SIGSEGV, SIGABRT, SIGTERM}) sigaction(sig, &sa, nullptr);
+  for (int sig : {SIGSEGV, SIGABRT, SIGTERM}) sigaction(sig, &sa, &g_replaced[sig]);
 }
 
 void fill_ring_and_live(long live) {
