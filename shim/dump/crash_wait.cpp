@@ -36,19 +36,10 @@ void wait_for_writer() {
   for (unsigned waited = 0; idle && !idle() && waited < kCrashWaitMs; ++waited) nanosleep(&ms, nullptr);
 }
 
-// Waits only where the signal is about to end the process (the disposition
-// we found is the default one). A program's own handler may recover (a JVM
-// takes SIGSEGV for null checks) and must not wait for us each time; if it
-// ends the process with exit() or _exit(), those wait (dumper.h).
-bool ends_the_process(int i) {
-  const struct sigaction& p = g_previous[i];
-  return !(p.sa_flags & SA_SIGINFO) && p.sa_handler == SIG_DFL;
-}
-
 void handler(int sig, siginfo_t* info, void*) {
   const int saved = errno;
   const int i = index_of(sig);
-  if (i >= 0 && ends_the_process(i) && !writer_is_this_thread()) {
+  if (!writer_is_this_thread()) {
     int none = 0;
     g_signal.compare_exchange_strong(none, sig, std::memory_order_acq_rel);
     writer_wake();

@@ -2,13 +2,15 @@
 //
 // While the writer thread has work (crash_wait_arm .. crash_wait_disarm),
 // handlers are installed for SIGABRT, SIGSEGV, SIGBUS, SIGILL, SIGFPE and
-// SIGTERM (each only when its disposition is not SIG_IGN). When the signal's
-// disposition was the default (the process is about to die), the handler
+// SIGTERM (each only when its disposition is not SIG_IGN). The handler
 // records the signal (the episode's verdict becomes fatal), wakes the writer
 // and waits for it to finish (at most kCrashWaitMs), polling an atomic with
-// nanosleep: async-signal-safe, no lock, no allocation. A program's own
-// handler is called at once, without waiting (it may recover from the
-// signal; if it then ends the process with exit() or _exit(), those wait). Then it puts back the
+// nanosleep: async-signal-safe, no lock, no allocation. Also before a
+// program's own handler: it may end the process by raising the signal again
+// with the default action (Python's faulthandler, Modules/faulthandler.c),
+// which nothing could wait for. The cost for a program whose handler
+// recovers (a JVM's SIGSEGV): its first such signal while a bundle is being
+// written waits for that bundle, once. Then it puts back the
 // handler it found and lets the signal proceed exactly as it would have:
 // a fault (si_code > 0: SIGSEGV from a bad access) returns and faults again
 // into the restored handler; a sent signal (abort(), raise(), kill) is raised

@@ -59,7 +59,9 @@ Verdict wait_for_verdict(const DumpJob& job, const DumpServices& s, uint64_t unt
       s.episodes->expire(now, episode_ns, true, FatalCause::kExit);
     s.episodes->expire(now, episode_ns, false, FatalCause::kNoRetry);
     const Verdict v = s.episodes->verdict(job.episode);
-    if (v.outcome != Outcome::kUnknown || !s.episodes->is_open(job.episode)) return v;
+    if (v.outcome != Outcome::kUnknown) return v;
+    // Closed since the line above (a retry succeeded just then): read again.
+    if (!s.episodes->is_open(job.episode)) return s.episodes->verdict(job.episode);
     uint64_t deadline = s.episodes->deadline_ns(episode_ns);
     if (until_ns) {
       if (now >= until_ns) return v;
@@ -123,7 +125,6 @@ bool write_and_publish(const DumpJob& job, const DumpServices& s, Written* w, st
   } else {
     tmp.discard();
   }
-  freeze_drop_pages(job.set);
   dump_slot_release();
   return ok;
 }
@@ -242,7 +243,7 @@ std::string describe_failure(const FailureInfo& f) {
 
 bool run_dump_job(const DumpJob& job, const DumpServices& s, bool on_writer) {
   const int saved_errno = errno;
-  bool ok = false;
+  bool ok = false, wrote = true;
   {
     // Writing may raise SIGXFSZ (RLIMIT_FSIZE) or SIGPIPE (stderr): never let
     // the program see them (signal_guard.h).
@@ -256,6 +257,7 @@ bool run_dump_job(const DumpJob& job, const DumpServices& s, bool on_writer) {
         v = wait_for_verdict(job, s, monotonic_ns() + kVerdictGraceMs * 1000000ull);
       if (v.outcome == Outcome::kRecovered && !config(job).keep_recovered) {
         // Counted by the episodes (GPUMEMREC_RECOVERED=count).
+        wrote = false;
         if (!on_writer) dump_slot_release();
         say_recovered_once(job.failure, v);
         ok = true;
@@ -274,9 +276,11 @@ bool run_dump_job(const DumpJob& job, const DumpServices& s, bool on_writer) {
   if (job.awaiting_symbols) job.awaiting_symbols->store(false, std::memory_order_release);
   if (job.episode) s.episodes->unwatch(job.episode);
   freeze_done(job.set);  // the job is not to be read after this
-  // The model, the symbolizer's session and the JSON buffers were freed:
-  // give the heap's free pages back (the program may be short of memory).
-  if (on_writer) malloc_trim(0);
+  // A bundle was made: the model, the symbolizer's session and the JSON
+  // buffers were freed; give the heap's free pages back (the program may be
+  // short of memory). Not for a recovered episode dropped unwritten: that
+  // happens at every training step of a job that recovers each step.
+  if (on_writer && wrote) malloc_trim(0);
   errno = saved_errno;
   return ok;
 }

@@ -127,7 +127,7 @@ bool freeze_for_writer(Recorder* r, const FailureInfo& f, uint64_t episode) {
   // Both sets taken: failures come faster than the writer turns them over
   // (it gives a recovered episode's set back within microseconds, so only a
   // burst of episodes gets here): a short wait, then this one goes without.
-  for (int i = 0; set < 0 && i < int(kFreezeWaitUs / 100); ++i) {
+  for (const uint64_t deadline = monotonic_ns() + kFreezeWaitUs * 1000ull; set < 0 && monotonic_ns() < deadline;) {
     usleep(100);
     set = freeze_acquire();
   }
@@ -164,12 +164,25 @@ bool freeze_and_write_here(Recorder* r, DumpReason reason) {
   return run_dump_job(job_of(kInlineSet), services(), false);
 }
 
+// The program is ending (exit): an open episode is fatal, and the writer,
+// which may be waiting for that verdict, is told.
+void begin_program_end() {
+  g_program_ending.store(true, std::memory_order_release);
+  g_episodes.expire(monotonic_ns(), 0, true, FatalCause::kExit);
+  writer_wake();
+}
+
 void exit_dump() {
   // Registered from our constructor, so it runs after the program's own
   // atexit handlers and static destructors: what is still live is a leak.
   // Not when exit() was called on the thread that is writing a bundle (a
   // signal handler that interrupted the dump): that dump never finishes.
-  if (g_exit_recorder && !dump_slot_held_by_this_thread()) dump_when_free(g_exit_recorder, DumpReason::kExit, 10000);
+  // It runs before wait_for_dump_at_exit (registered later): it decides the
+  // open episode itself, or it would wait for a writer waiting for that.
+  if (g_exit_recorder && !dump_slot_held_by_this_thread()) {
+    begin_program_end();
+    dump_when_free(g_exit_recorder, DumpReason::kExit, 10000);
+  }
 }
 
 // At exit the writer may still be writing a bundle or waiting for its
@@ -189,9 +202,7 @@ void wait_for_dump_at_exit() {
     if (Recorder* r = recorder()) remove_own_tmp_bundles(r->cfg.dir.c_str(), long(getpid()));
     return;
   }
-  g_program_ending.store(true, std::memory_order_release);
-  g_episodes.expire(monotonic_ns(), 0, true, FatalCause::kExit);
-  writer_wake();
+  begin_program_end();
   wait_while_dumping(10000);
   DumpSignalGuard signal_guard;  // stderr may be a pipe nobody reads any more
   if (const uint64_t n = g_joined_failures.load(std::memory_order_relaxed))
@@ -242,6 +253,7 @@ void dumper_init(Recorder* r) {
   }
   g_symbolizer = new (std::nothrow) Symbolizer();
   g_frozen_ready = freeze_init(r->ring.capacity());
+  writer_set_idle_hook(freeze_trim, kTrimIdleMs);
   if (!g_frozen_ready) GM_WARN("cannot reserve memory for the out-of-memory path: no bundles will be written");
   g_episodes.set_counting(!r->cfg.keep_recovered);
   if (!dump_memory_init(kDumpArenaBytes)) GM_DEBUG("no emergency memory for the dump path");

@@ -3,6 +3,7 @@
 #include <sched.h>
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <atomic>
 
 #include "shim/base/clock.h"
@@ -70,7 +71,7 @@ bool copy_live(Recorder* r, Region& live, FrozenState* out) {
     if (b == UINT64_MAX) continue;
     out->live = dst;
     out->live_count = a + b;
-    live.touched = (a + b) * sizeof(LiveEntry);
+    live.touched = std::max(live.touched, size_t(a + b) * sizeof(LiveEntry));
     return true;
   }
   return false;
@@ -99,7 +100,7 @@ void copy_ring(Recorder* r, Region& events, FrozenState* out) {
   }
   out->events = dst;
   out->event_count = n;
-  events.touched = n * sizeof(Event);
+  events.touched = std::max(events.touched, size_t(n) * sizeof(Event));
 }
 
 }  // namespace
@@ -135,9 +136,8 @@ bool freeze(Recorder* r, int set, FrozenState* out, const char** why) {
   return true;
 }
 
-void freeze_drop_pages(int set) {
-  if (set < 0 || set >= kFreezeSets) return;
-  for (Region* r : {&g_sets[set].events, &g_sets[set].live}) {
+void drop_pages(Set& set) {
+  for (Region* r : {&set.events, &set.live}) {
     if (r->base && r->touched) madvise(r->base, r->touched, MADV_DONTNEED);
     r->touched = 0;
   }
@@ -145,12 +145,28 @@ void freeze_drop_pages(int set) {
 
 void freeze_done(int set) {
   if (set < 0 || set >= kFreezeSets) return;
-  freeze_drop_pages(set);
+  // The pooled sets keep their pages for the next freeze (a program that
+  // recovers from an out-of-memory every step would otherwise fault 4 MiB
+  // in at every failure); freeze_trim gives them back once quiet. Signal and
+  // exit dumps are rare: their set's pages go back at once.
+  if (set == kInlineSet) drop_pages(g_sets[set]);
   g_sets[set].taken.store(false, std::memory_order_release);
 }
 
+void freeze_trim() {
+  for (int i = 0; i < kPooledSets; ++i) {
+    bool expected = false;
+    if (!g_sets[i].taken.compare_exchange_strong(expected, true, std::memory_order_acq_rel)) continue;
+    drop_pages(g_sets[i]);
+    g_sets[i].taken.store(false, std::memory_order_release);
+  }
+}
+
 void freeze_atfork_child() {
-  for (int i = 0; i < kFreezeSets; ++i) freeze_done(i);
+  for (Set& set : g_sets) {
+    drop_pages(set);
+    set.taken.store(false, std::memory_order_relaxed);
+  }
 }
 
 size_t freeze_reserved_bytes() {

@@ -8,9 +8,9 @@
 // end read after the copy) and the ring's events before the cut. Reconciling
 // the copy with those events (reconciler.h) is the writer's work.
 //
-// Memory: two regions mapped at start-up with MAP_NORESERVE (address space
-// only; pages are touched by the first freeze and given back with
-// MADV_DONTNEED when the bundle is written):
+// Memory: regions mapped at start-up with MAP_NORESERVE (address space
+// only; pages are touched by the first freeze, kept for the next ones and
+// given back with MADV_DONTNEED by freeze_trim when failures stop):
 //   events  ring capacity x 64 bytes (the whole ring fits, always);
 //   live    room for kLiveReserve entries, grown with mremap at the freeze
 //           when more are live (one system call; if the kernel refuses, the
@@ -56,11 +56,13 @@ int freeze_acquire();
 // when the live copy cannot get the memory it needs (the set stays the
 // caller's: freeze_done).
 bool freeze(Recorder* r, int set, FrozenState* out, const char** why);
-// The frozen events and live copy are no longer needed (the bundle's files
-// are written): the touched pages go back to the kernel.
-void freeze_drop_pages(int set);
-// The job of the set is over: pages dropped, the set free again.
+// The job of the set is over: the set is free again (its pages stay for the
+// next freeze, except the inline set's).
 void freeze_done(int set);
+// The free pooled sets' pages go back to the kernel (the writer calls it
+// after kTrimIdleMs without a job).
+void freeze_trim();
+constexpr unsigned kTrimIdleMs = 5000;
 // A forked child: every set is free (the parent's writer is not here).
 void freeze_atfork_child();
 // The regions as reserved (for the tests and the benchmark).

@@ -46,10 +46,35 @@ void init_sems() {
   sem_init(&g_wakes, 0, 0);
 }
 
+std::atomic<void (*)()> g_idle_hook{nullptr};
+std::atomic<unsigned> g_idle_ms{0};
+
+// Waits for a job; after idle_ms without one, runs the idle hook once.
+void wait_for_job() {
+  bool hooked = false;
+  for (;;) {
+    const unsigned ms = g_idle_ms.load(std::memory_order_relaxed);
+    void (*hook)() = g_idle_hook.load(std::memory_order_acquire);
+    if (!hook || hooked || ms == 0) {
+      if (sem_wait(&g_jobs) == 0) return;
+      continue;  // EINTR (signals are blocked here, but ptrace)
+    }
+    const uint64_t deadline = monotonic_ns() + uint64_t(ms) * 1000000ull;
+    struct timespec ts;
+    ts.tv_sec = time_t(deadline / 1000000000ull);
+    ts.tv_nsec = long(deadline % 1000000000ull);
+    if (sem_clockwait(&g_jobs, CLOCK_MONOTONIC, &ts) == 0) return;
+    if (errno == ETIMEDOUT) {
+      hook();
+      hooked = true;
+    }
+  }
+}
+
 void* writer_main(void*) {
   g_tid.store(long(syscall(SYS_gettid)), std::memory_order_release);
   for (;;) {
-    if (sem_wait(&g_jobs) != 0) continue;  // EINTR (signals are blocked here, but ptrace)
+    wait_for_job();
     Posted p;
     if (pop(&p)) p.job(p.arg);
     g_busy.fetch_sub(1, std::memory_order_acq_rel);
@@ -141,6 +166,11 @@ bool writer_wait(uint64_t deadline_ns) {
     if (rc == 0) return true;
     if (errno == ETIMEDOUT) return false;
   }
+}
+
+void writer_set_idle_hook(void (*hook)(), unsigned idle_ms) {
+  g_idle_ms.store(idle_ms, std::memory_order_relaxed);
+  g_idle_hook.store(hook, std::memory_order_release);
 }
 
 void writer_atfork_child() {

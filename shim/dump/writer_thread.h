@@ -44,6 +44,10 @@ void writer_wake();
 // no deadline). True when woken.
 bool writer_wait(uint64_t deadline_ns);
 
+// Called on the writer thread after `idle_ms` without a job (once per quiet
+// spell): gives back memory kept for the next job.
+void writer_set_idle_hook(void (*hook)(), unsigned idle_ms);
+
 void writer_atfork_child();
 
 }  // namespace gpumemrec
