@@ -50,18 +50,18 @@ const Config& config(const DumpJob& job) { return job.recorder->cfg; }
 // The verdict of the job's episode, deciding it when its time has come (the
 // episode's deadline, exit, a fatal signal). Waits until it is known or
 // until `until_ns` (monotonic; 0 = as long as it takes).
-Verdict wait_for_verdict(const DumpJob& job, const DumpServices& s, uint64_t until_ns) {
-  const uint64_t episode_ns = config(job).episode_ms * 1000000ull;
+Verdict wait_for_verdict(uint64_t episode, const Config& cfg, const DumpServices& s, uint64_t until_ns) {
+  const uint64_t episode_ns = cfg.episode_ms * 1000000ull;
   for (;;) {
     const uint64_t now = monotonic_ns();
     if (const int sig = crash_wait_signal()) s.episodes->expire(now, episode_ns, true, FatalCause::kSignal, sig);
     if (s.program_ending->load(std::memory_order_acquire))
       s.episodes->expire(now, episode_ns, true, FatalCause::kExit);
     s.episodes->expire(now, episode_ns, false, FatalCause::kNoRetry);
-    const Verdict v = s.episodes->verdict(job.episode);
+    const Verdict v = s.episodes->verdict(episode);
     if (v.outcome != Outcome::kUnknown) return v;
     // Closed since the line above (a retry succeeded just then): read again.
-    if (!s.episodes->is_open(job.episode)) return s.episodes->verdict(job.episode);
+    if (!s.episodes->is_open(episode)) return s.episodes->verdict(episode);
     uint64_t deadline = s.episodes->deadline_ns(episode_ns);
     if (until_ns) {
       if (now >= until_ns) return v;
@@ -101,7 +101,16 @@ void fill_input(const DumpJob& job, const DumpServices& s, const Verdict& v, Wri
 // Claims a name, writes the files in its temporary directory, renames it
 // into place. The frozen memory and the dump slot are given back here,
 // written or not.
-bool write_and_publish(const DumpJob& job, const DumpServices& s, Written* w, std::string* why) {
+// The frozen set is not needed once the files are written: given back at
+// once (the job, which lives in it, is not read after this).
+void release_set(const DumpJob& job, bool* released) {
+  if (*released) return;
+  if (job.awaiting_symbols) job.awaiting_symbols->store(false, std::memory_order_release);
+  *released = true;
+  freeze_done(job.set);
+}
+
+bool write_and_publish(const DumpJob& job, const DumpServices& s, Written* w, bool* released, std::string* why) {
   TmpBundle tmp(w->dirfd);
   bool ok = tmp.claim(job.created_ns, w->in.backend, s.seq->fetch_add(1) + 1, why);
   if (ok) {
@@ -125,6 +134,7 @@ bool write_and_publish(const DumpJob& job, const DumpServices& s, Written* w, st
   } else {
     tmp.discard();
   }
+  release_set(job, released);
   dump_slot_release();
   return ok;
 }
@@ -194,7 +204,10 @@ void apply_late_verdict(const DumpServices& s, const Verdict& v, Written& w) {
   report(w, why, true);
 }
 
-bool write_job(const DumpJob& job, const DumpServices& s, bool on_writer, Verdict v) {
+bool write_job(const DumpJob& job, const DumpServices& s, bool on_writer, Verdict v, bool* released) {
+  const bool has_failure = job.has_failure;
+  const uint64_t episode = job.episode;
+  const Config& cfg = config(job);
   Written w;
   std::string why;
   w.dirfd = open_dump_dir(config(job).dir, &why);
@@ -204,17 +217,17 @@ bool write_job(const DumpJob& job, const DumpServices& s, bool on_writer, Verdic
     return false;
   }
   fill_input(job, s, v, &w);
-  const bool ok = write_and_publish(job, s, &w, &why);
+  const bool ok = write_and_publish(job, s, &w, released, &why);  // `job` is gone after this
   if (!ok) {
     report(w, why, false);
     return false;
   }
   try {
-    w.kept = prune_bundles(w.dirfd, config(job), w.name);
+    w.kept = prune_bundles(w.dirfd, cfg, w.name);
   } catch (...) {
   }
-  if (job.has_failure && v.outcome == Outcome::kUnknown && on_writer) {
-    apply_late_verdict(s, wait_for_verdict(job, s, 0), w);
+  if (has_failure && v.outcome == Outcome::kUnknown && on_writer) {
+    apply_late_verdict(s, wait_for_verdict(episode, cfg, s, 0), w);
     return true;
   }
   if (w.kept) s.episodes->clear_recovered(w.in.recovered.up_to);
@@ -242,6 +255,9 @@ std::string describe_failure(const FailureInfo& f) {
 }
 
 bool run_dump_job(const DumpJob& job, const DumpServices& s, bool on_writer) {
+  const uint64_t episode = job.episode;
+  const DumpReason reason = job.reason;
+  bool released = false;
   const int saved_errno = errno;
   bool ok = false, wrote = true;
   {
@@ -254,7 +270,7 @@ bool run_dump_job(const DumpJob& job, const DumpServices& s, bool on_writer) {
     try {
       Verdict v = job.has_failure ? s.episodes->verdict(job.episode) : Verdict{};
       if (job.has_failure && on_writer && !config(job).keep_recovered)
-        v = wait_for_verdict(job, s, monotonic_ns() + kVerdictGraceMs * 1000000ull);
+        v = wait_for_verdict(episode, config(job), s, monotonic_ns() + kVerdictGraceMs * 1000000ull);
       if (v.outcome == Outcome::kRecovered && !config(job).keep_recovered) {
         // Counted by the episodes (GPUMEMREC_RECOVERED=count).
         wrote = false;
@@ -264,18 +280,17 @@ bool run_dump_job(const DumpJob& job, const DumpServices& s, bool on_writer) {
       } else {
         // One bundle is written at a time; signal requests go first.
         while (on_writer && !dump_slot_try_acquire(job.reason)) dump_slot_wait_free(-1, true);
-        ok = write_job(job, s, on_writer, v);
+        ok = write_job(job, s, on_writer, v, &released);
       }
     } catch (...) {
       // Out of memory outside the file writing (names, messages): say so
       // without allocating (the temporary directory is already gone).
       if (dump_slot_held_by_this_thread()) dump_slot_release();
-      raw_warning("could not write the ", dump_reason_name(job.reason), " bundle: out of memory (nothing left behind)");
+      raw_warning("could not write the ", dump_reason_name(reason), " bundle: out of memory (nothing left behind)");
     }
   }
-  if (job.awaiting_symbols) job.awaiting_symbols->store(false, std::memory_order_release);
-  if (job.episode) s.episodes->unwatch(job.episode);
-  freeze_done(job.set);  // the job is not to be read after this
+  if (episode) s.episodes->unwatch(episode);
+  if (!released) release_set(job, &released);  // the job is not to be read after this
   // A bundle was made: the model, the symbolizer's session and the JSON
   // buffers were freed; give the heap's free pages back (the program may be
   // short of memory). Not for a recovered episode dropped unwritten: that
