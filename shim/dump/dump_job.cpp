@@ -54,10 +54,12 @@ Verdict wait_for_verdict(uint64_t episode, const Config& cfg, const DumpServices
   const uint64_t episode_ns = cfg.episode_ms * 1000000ull;
   for (;;) {
     const uint64_t now = monotonic_ns();
+    // A deadline already passed decides first: the writer may notice a
+    // signal or the exit late (it was writing), after the window had closed.
+    s.episodes->expire(now, episode_ns, false, FatalCause::kNoRetry);
     if (const int sig = crash_wait_signal()) s.episodes->expire(now, episode_ns, true, FatalCause::kSignal, sig);
     if (s.program_ending->load(std::memory_order_acquire))
       s.episodes->expire(now, episode_ns, true, FatalCause::kExit);
-    s.episodes->expire(now, episode_ns, false, FatalCause::kNoRetry);
     const Verdict v = s.episodes->verdict(episode);
     if (v.outcome != Outcome::kUnknown) return v;
     // Closed since the line above (a retry succeeded just then): read again.

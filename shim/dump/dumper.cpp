@@ -168,7 +168,10 @@ bool freeze_and_write_here(Recorder* r, DumpReason reason) {
 // which may be waiting for that verdict, is told.
 void begin_program_end() {
   g_program_ending.store(true, std::memory_order_release);
-  g_episodes.expire(monotonic_ns(), 0, true, FatalCause::kExit);
+  const uint64_t now = monotonic_ns();
+  if (Recorder* r = recorder())  // a window that had closed already says so
+    g_episodes.expire(now, r->cfg.episode_ms * 1000000ull, false, FatalCause::kNoRetry);
+  g_episodes.expire(now, 0, true, FatalCause::kExit);
   writer_wake();
 }
 

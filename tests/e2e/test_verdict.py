@@ -195,7 +195,7 @@ def recover_minute():
     # What the shim controls is the failing call (the freeze): bounded for
     # every call. A whole step also waits for the scheduler (the writer and
     # other tests share 2 cores): its p99 is bounded, its maximum printed.
-    check(t["max_failed_call_us"] <= STALL_BOUND_US and t["p99_step_us"] <= STALL_BOUND_US // 2,
+    check(SANITIZED or (t["max_failed_call_us"] <= STALL_BOUND_US and t["p99_step_us"] <= STALL_BOUND_US // 2),
           "a failing call took %.1f ms (bound %d ms), p99 step %.2f ms (bound %d ms; max step %.1f ms)" %
           (t["max_failed_call_us"] / 1000.0, STALL_BOUND_US // 1000, t["p99_step_us"] / 1000.0,
            STALL_BOUND_US // 2000, t["max_step_us"] / 1000.0))
@@ -398,7 +398,9 @@ def death_after_oom_kill():
     verdict was never known: outcome "unknown". Killed 5 s after a failure
     with GPUMEMREC_EPISODE_MS=500: the verdict (fatal) was written before,
     and its stderr line said."""
-    kill_after(1.0, {}, "unknown")
+    # Under a sanitizer the writer is several times slower: 4 s instead of 1.
+    # (A window longer than that: the verdict must still be unknown.)
+    kill_after(4.0 if SANITIZED else 1.0, {"GPUMEMREC_EPISODE_MS": "60000"}, "unknown")
     err = kill_after(5.0, {"GPUMEMREC_EPISODE_MS": "500"}, "fatal")
     lines = [l for l in shim_lines(err) if "bundle: " in l]
     check(len(lines) == 1 and "not recovered (fatal)" in lines[0], "the verdict was not said before the kill:\n%s"
