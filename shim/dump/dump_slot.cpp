@@ -42,8 +42,6 @@ void dump_slot_release() {
   g_holder_tid.store(0, std::memory_order_release);
 }
 
-void dump_slot_hand_to(long tid) { g_holder_tid.store(tid, std::memory_order_release); }
-
 void dump_slot_want(bool waiting) { g_wanted.fetch_add(waiting ? 1 : -1, std::memory_order_acq_rel); }
 
 bool dump_slot_busy() { return g_holder_tid.load(std::memory_order_acquire) != 0; }

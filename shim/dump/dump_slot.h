@@ -22,9 +22,6 @@ bool dump_slot_try_acquire(DumpReason reason);
 // failing cannot starve it.
 void dump_slot_want(bool waiting);
 void dump_slot_release();
-// The holder gives the slot to thread `tid` (the writer thread), which
-// releases it.
-void dump_slot_hand_to(long tid);
 
 bool dump_slot_busy();
 bool dump_slot_held_by_this_thread();

@@ -78,11 +78,6 @@ bool Episodes::is_open(uint64_t id) {
   return id != 0 && id == open_;
 }
 
-void Episodes::watch(uint64_t id) {
-  SpinGuard g(lock_);
-  watch_locked(id);
-}
-
 void Episodes::watch_locked(uint64_t id) {
   for (Verdict& w : watched_)
     if (w.episode == 0) {

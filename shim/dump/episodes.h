@@ -4,8 +4,9 @@
 // caching allocator calls cudaMalloc up to three times per request
 // (c10/cuda/CUDACachingAllocator.cpp, DeviceCachingAllocator::malloc: the
 // plain attempt, then after release_available_cached_blocks, then after
-// release_cached_blocks), CuPy's memory pool frees every free block and tries
-// once more (cupy/cuda/memory.pyx, SingleDeviceMemoryPool._malloc). So one
+// release_cached_blocks); CuPy's memory pool also tries three times: plain,
+// after free_all_blocks, after gc.collect and free_all_blocks again
+// (cupy/cuda/memory.pyx, SingleDeviceMemoryPool._try_malloc). So one
 // episode is the first out-of-memory failure when none is open, plus every
 // failure, of any thread, while it is open; one bundle shows the state at its
 // first failure.
@@ -105,10 +106,9 @@ class Episodes {
   // The verdict of episode `id` (unknown while it is open). An episode is
   // watched from its opening (on_failure) until its opener's job is done
   // (unwatch), so that its verdict is kept however many episodes close
-  // meanwhile; watch() is for dumps that open no episode.
+  // meanwhile.
   Verdict verdict(uint64_t id);
   bool is_open(uint64_t id);
-  void watch(uint64_t id);
   void unwatch(uint64_t id);
 
   // GPUMEMREC_RECOVERED=count: a recovered episode is counted when it closes

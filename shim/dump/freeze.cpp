@@ -169,10 +169,4 @@ void freeze_atfork_child() {
   }
 }
 
-size_t freeze_reserved_bytes() {
-  size_t n = 0;
-  for (const Set& set : g_sets) n += set.events.bytes + set.live.bytes;
-  return n;
-}
-
 }  // namespace gpumemrec

@@ -65,7 +65,5 @@ void freeze_trim();
 constexpr unsigned kTrimIdleMs = 5000;
 // A forked child: every set is free (the parent's writer is not here).
 void freeze_atfork_child();
-// The regions as reserved (for the tests and the benchmark).
-size_t freeze_reserved_bytes();
 
 }  // namespace gpumemrec

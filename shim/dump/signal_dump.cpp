@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "shim/base/background_thread.h"
 #include "shim/base/log.h"
 #include "shim/dump/dump_slot.h"
 #include "shim/dump/dumper.h"
@@ -71,26 +72,6 @@ void* dump_thread_main(void*) {
   }
 }
 
-// The dump thread. Every signal is blocked in it so the signal is always
-// delivered to a program thread.
-bool start_thread() {
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-  pthread_t t;
-  const int rc = pthread_create(&t, &attr, dump_thread_main, nullptr);
-  pthread_attr_destroy(&attr);
-  pthread_sigmask(SIG_SETMASK, &old, nullptr);
-  if (rc != 0) return false;
-#ifdef __GLIBC__
-  pthread_setname_np(t, "gpumemrec-dump");
-#endif
-  return true;
-}
-
 }  // namespace
 
 void signal_dump_start(Recorder* r) {
@@ -102,7 +83,7 @@ void signal_dump_start(Recorder* r) {
     return;
   }
   g_sem_ready.store(true, std::memory_order_release);
-  if (!start_thread()) {
+  if (!start_background_thread(dump_thread_main, "gpumemrec-dump")) {
     GM_WARN("cannot start the signal dump thread; GPUMEMREC_DUMP_SIGNAL is off");
     return;
   }
@@ -130,7 +111,7 @@ void signal_dump_atfork_child() {
   // been inside sem_wait at the fork: start from a fresh semaphore. (The
   // copy is never destroyed: the handler may be posting to it right now.)
   sem_init(&g_requests, 0, 0);
-  start_thread();
+  start_background_thread(dump_thread_main, "gpumemrec-dump");
 }
 
 unsigned long signal_dump_count() { return g_count.load(std::memory_order_relaxed); }

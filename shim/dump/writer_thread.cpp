@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <new>
 
+#include "shim/base/background_thread.h"
 #include "shim/base/clock.h"
 #include "shim/base/spinlock.h"
 
@@ -41,6 +42,15 @@ bool pop(Posted* out) {
 }
 pthread_once_t g_sems_once = PTHREAD_ONCE_INIT;
 
+// sem_clockwait on CLOCK_MONOTONIC (a wall-clock step must not shorten or
+// stretch a wait); 0, or -1 with errno (ETIMEDOUT, EINTR).
+int sem_wait_until(sem_t* sem, uint64_t deadline_ns) {
+  struct timespec ts;
+  ts.tv_sec = time_t(deadline_ns / 1000000000ull);
+  ts.tv_nsec = long(deadline_ns % 1000000000ull);
+  return sem_clockwait(sem, CLOCK_MONOTONIC, &ts);
+}
+
 void init_sems() {
   sem_init(&g_jobs, 0, 0);
   sem_init(&g_wakes, 0, 0);
@@ -59,11 +69,7 @@ void wait_for_job() {
       if (sem_wait(&g_jobs) == 0) return;
       continue;  // EINTR (signals are blocked here, but ptrace)
     }
-    const uint64_t deadline = monotonic_ns() + uint64_t(ms) * 1000000ull;
-    struct timespec ts;
-    ts.tv_sec = time_t(deadline / 1000000000ull);
-    ts.tv_nsec = long(deadline % 1000000000ull);
-    if (sem_clockwait(&g_jobs, CLOCK_MONOTONIC, &ts) == 0) return;
+    if (sem_wait_until(&g_jobs, monotonic_ns() + uint64_t(ms) * 1000000ull) == 0) return;
     if (errno == ETIMEDOUT) {
       hook();
       hooked = true;
@@ -84,23 +90,7 @@ void* writer_main(void*) {
 
 bool start_thread() {
   pthread_once(&g_sems_once, init_sems);
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-  pthread_t t;
-  const int rc = pthread_create(&t, &attr, writer_main, nullptr);
-  pthread_attr_destroy(&attr);
-  pthread_sigmask(SIG_SETMASK, &old, nullptr);
-  if (rc != 0) return false;
-#ifdef __GLIBC__
-  pthread_setname_np(t, "gpumemrec-write");
-#endif
-  // Its tid is needed at once (the dump slot is handed to it).
-  while (g_tid.load(std::memory_order_acquire) == 0) sched_yield();
-  return true;
+  return start_background_thread(writer_main, "gpumemrec-write");
 }
 
 }  // namespace
@@ -156,12 +146,8 @@ bool writer_wait(uint64_t deadline_ns) {
     if (deadline_ns == 0) {
       rc = sem_wait(&g_wakes);
     } else {
-      const uint64_t now = monotonic_ns();
-      if (now >= deadline_ns) return false;
-      struct timespec ts;
-      ts.tv_sec = time_t(deadline_ns / 1000000000ull);
-      ts.tv_nsec = long(deadline_ns % 1000000000ull);
-      rc = sem_clockwait(&g_wakes, CLOCK_MONOTONIC, &ts);
+      if (monotonic_ns() >= deadline_ns) return false;
+      rc = sem_wait_until(&g_wakes, deadline_ns);
     }
     if (rc == 0) return true;
     if (errno == ETIMEDOUT) return false;
