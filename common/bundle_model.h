@@ -178,6 +178,7 @@ struct Metadata {
   uint64_t captured_event_count = 0;
   uint64_t total_event_count = 0;
   uint64_t failed_calls_before_dump = 0;
+  double frozen_after_failure_ms = 0;  // 0: the state is the failure's own
   double timestamp = 0;
   // custom_metadata: every key with its value rendered as text.
   std::vector<std::pair<std::string, std::string>> custom_metadata;

@@ -403,6 +403,7 @@ bool read_metadata(const std::string& path, Metadata* m, ReadError* err) {
       !f.u64(d, "captured_event_count", &m->captured_event_count) ||
       !f.u64(d, "total_event_count", &m->total_event_count) ||
       !f.u64(d, "failed_calls_before_dump", &m->failed_calls_before_dump) ||
+      !f.dbl(d, "frozen_after_failure_ms", &m->frozen_after_failure_ms) ||
       !f.dbl(d, "timestamp", &m->timestamp) || !read_outcome(path, d, m, err))
     return false;
   auto lb = d.FindMember("live_bytes_by_device");

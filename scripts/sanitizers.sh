@@ -41,7 +41,7 @@ for s in $WHICH; do
       # setarch -R: no address-space randomisation, which TSan's fixed memory
       # layout needs on kernels with large vm.mmap_rnd_bits.
       san_run tsan thread libtsan.so \
-        TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:die_after_fork=0:report_signal_unsafe=0" \
+        TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:die_after_fork=0:report_signal_unsafe=0:suppressions=$PWD/scripts/tsan.supp" \
         setarch "$(uname -m)" -R ;;
     *) echo "unknown sanitizer $s" >&2; exit 2 ;;
   esac

@@ -94,6 +94,9 @@ void text_failure(const Bundle& b, const ReportOptions& o) {
     out("  short by " + format_bytes(m.requested_bytes - *m.device_free_bytes) + "\n");
   out(recovery_line(b));
   if (m.failed_calls_before_dump) out("  failed calls before this dump: " + std::to_string(m.failed_calls_before_dump) + "\n");
+  if (m.frozen_after_failure_ms > 0)
+    out("  state copied " + human_duration(m.frozen_after_failure_ms / 1e3) +
+        " after the failure (earlier bundles were being written): what is live may have changed since\n");
   if (m.stack_id) {
     out("  failing call stack (" + std::to_string(m.stack_id) + "):\n");
     for (auto& l : analysis::stack_lines(b, m.stack_id, o.frames, o.verbose)) out("      " + l + "\n");
@@ -253,6 +256,7 @@ void json_failure(JsonWriter& w, const Bundle& b, const ReportOptions& o) {
   json_kv(w, "short_by_bytes", short_by);
   w.EndObject();
   json_kv(w, "failed_calls_before_dump", m.failed_calls_before_dump);
+  json_kv(w, "frozen_after_failure_ms", m.frozen_after_failure_ms);
   w.Key("live");
   w.StartObject();
   json_kv(w, "bytes", m.live_bytes);

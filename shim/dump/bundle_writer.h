@@ -45,6 +45,9 @@ struct BundleInput {
   // Set to false once the stacks are symbolized (a dlclose waits for it:
   // dumper_before_unload).
   std::atomic<bool>* awaiting_symbols = nullptr;
+  // > 0: the state was frozen this long after the failure (its episode met
+  // other bundles in the works: dumper.cpp, Deferred).
+  uint64_t frozen_after_failure_ns = 0;
 };
 
 struct WriteBuffer {

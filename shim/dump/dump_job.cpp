@@ -94,6 +94,7 @@ void fill_input(const DumpJob& job, const DumpServices& s, const Verdict& v, Wri
   in.episode_ms = config(job).episode_ms;
   in.recovered = s.episodes->recovered();
   in.awaiting_symbols = job.awaiting_symbols;
+  in.frozen_after_failure_ns = job.frozen_late_ns;
   try {
     if (in.backend == Backend::kCuda) in.gpu_processes = query_gpu_processes(job.has_failure ? job.failure.device : 0);
   } catch (...) {
@@ -148,12 +149,6 @@ void remove_published(Written& w) {
   fsync(w.dirfd);
 }
 
-void say_recovered_once(const FailureInfo& f, const Verdict& v) {
-  if (g_recovered_said.exchange(true)) return;
-  GM_WARN("{}; {}; recovered failures are counted, not dumped (GPUMEMREC_RECOVERED=count; said once)",
-          describe_failure(f), recovery_phrase(v.recovery));
-}
-
 void report(const Written& w, const std::string& why, bool ok) {
   const BundleInput& in = w.in;
   const Config& cfg = in.recorder->cfg;
@@ -190,7 +185,7 @@ void report(const Written& w, const std::string& why, bool ok) {
 void apply_late_verdict(const DumpServices& s, const Verdict& v, Written& w) {
   if (v.outcome == Outcome::kRecovered && !w.in.recorder->cfg.keep_recovered) {
     remove_published(w);
-    say_recovered_once(w.failure, v);
+    say_recovered_unwritten(w.failure, v);
     return;
   }
   w.in.verdict = v;
@@ -256,6 +251,12 @@ std::string describe_failure(const FailureInfo& f) {
   return buf;
 }
 
+void say_recovered_unwritten(const FailureInfo& f, const Verdict& v) {
+  if (g_recovered_said.exchange(true)) return;
+  GM_WARN("{}; {}; recovered failures are counted, not dumped (GPUMEMREC_RECOVERED=count; said once)",
+          describe_failure(f), recovery_phrase(v.recovery));
+}
+
 bool run_dump_job(const DumpJob& job, const DumpServices& s, bool on_writer) {
   const uint64_t episode = job.episode;
   const DumpReason reason = job.reason;
@@ -277,7 +278,7 @@ bool run_dump_job(const DumpJob& job, const DumpServices& s, bool on_writer) {
         // Counted by the episodes (GPUMEMREC_RECOVERED=count).
         wrote = false;
         if (!on_writer) dump_slot_release();
-        say_recovered_once(job.failure, v);
+        say_recovered_unwritten(job.failure, v);
         ok = true;
       } else {
         // One bundle is written at a time; signal requests go first.

@@ -37,6 +37,7 @@ struct DumpJob {
   int set = -1;          // the frozen regions (freeze.h)
   FrozenState frozen;
   std::atomic<bool>* awaiting_symbols = nullptr;  // see BundleInput
+  uint64_t frozen_late_ns = 0;  // > 0: frozen this long after the failure (deferred, dumper.cpp)
 };
 
 // What every job shares (dumper.cpp owns it).
@@ -54,6 +55,10 @@ struct DumpServices {
 // the slot. Gives back the frozen set (the job belongs to it: valid until
 // then) and the slot.
 bool run_dump_job(const DumpJob& job, const DumpServices& s, bool on_writer);
+
+// A recovered episode gets no bundle (GPUMEMREC_RECOVERED=count): said on
+// stderr the first time.
+void say_recovered_unwritten(const FailureInfo& f, const Verdict& v);
 
 // One line on stderr that needs no memory at all (when even formatting a
 // warning could fail).

@@ -98,6 +98,7 @@ void fill_metadata(const BundleInput& in, const DumpSnapshot& snap, model::Metad
   m->captured_event_count = snap.event_count;
   m->total_event_count = snap.end_seq - 1;
   m->failed_calls_before_dump = in.failed_calls_before_dump;
+  m->frozen_after_failure_ms = double(in.frozen_after_failure_ns / 1000) / 1000.0;
   m->timestamp = seconds(f ? f->time_ns : in.created_ns);
 }
 

@@ -21,6 +21,7 @@
 #include "shim/dump/dump_memory.h"
 #include "shim/dump/dump_slot.h"
 #include "shim/dump/crash_wait.h"
+#include "shim/dump/deferred.h"
 #include "shim/dump/dump_job.h"
 #include "shim/dump/episodes.h"
 #include "shim/dump/freeze.h"
@@ -38,7 +39,6 @@ namespace {
 
 constexpr size_t kWriteBufferBytes = 256 * 1024;
 constexpr size_t kRewriteBufferBytes = 32 * 1024;  // the tail of the same mapping
-constexpr unsigned kFreezeWaitUs = 20000;
 
 // Prepared at start-up so the dump path needs no large allocation. The
 // verdict's rewrite has its own: it runs without the dump slot, while a
@@ -55,6 +55,8 @@ std::atomic<uint64_t> g_joined_failures{0};
 std::atomic<int> g_dump_seq{0};
 std::atomic<bool> g_program_ending{false};
 std::atomic<bool> g_freeze_warned{false};
+std::atomic<bool> g_exit_wait_registered{false};
+std::atomic<bool> g_exit_said{false};
 Recorder* g_exit_recorder = nullptr;
 // The jobs, one per frozen set: filled by the thread that acquired the set,
 // read by the writer (or that thread) until the set is given back.
@@ -94,7 +96,8 @@ void writer_job_main(int set) {
 // this thread: the device query must run on the failing thread, whose
 // context is the device's), then the freeze. False (set given back) when the
 // state could not be copied.
-bool prepare_job(Recorder* r, int set, DumpReason reason, const FailureInfo* f, uint64_t episode) {
+bool prepare_job(Recorder* r, int set, DumpReason reason, const FailureInfo* f, uint64_t episode,
+                 const DeviceReport* devices = nullptr) {
   DumpJob& job = job_of(set);
   job = DumpJob{};
   job.recorder = r;
@@ -106,7 +109,8 @@ bool prepare_job(Recorder* r, int set, DumpReason reason, const FailureInfo* f, 
   job.set = set;
   try {
     DumpMemoryScope memory_scope;
-    job.devices = query_devices(f ? hook_backend(f->api) : Backend::kCuda, f ? f->device : -1);
+    if (devices) job.devices = *devices;
+    else job.devices = query_devices(f ? hook_backend(f->api) : Backend::kCuda, f ? f->device : -1);
   } catch (...) {
   }
   const char* why = "";
@@ -119,19 +123,116 @@ bool prepare_job(Recorder* r, int set, DumpReason reason, const FailureInfo* f, 
   return true;
 }
 
-// A new episode's first failure: freeze, hand the job to the writer and
-// return. Without a writer thread the bundle is written here (the dump slot
-// taken without waiting). False when the failure gets no bundle.
-bool freeze_for_writer(Recorder* r, const FailureInfo& f, uint64_t episode) {
-  int set = freeze_acquire();
-  // Both sets taken: failures come faster than the writer turns them over
-  // (it gives a recovered episode's set back within microseconds, so only a
-  // burst of episodes gets here): a short wait, then this one goes without.
-  for (const uint64_t deadline = monotonic_ns() + kFreezeWaitUs * 1000ull; set < 0 && monotonic_ns() < deadline;) {
-    usleep(100);
-    set = freeze_acquire();
+void post_to_writer(int set) {
+  g_awaiting_symbols[set].store(true, std::memory_order_release);
+  job_of(set).awaiting_symbols = &g_awaiting_symbols[set];
+  writer_post(writer_job_main, set);
+  crash_wait_arm(writer_idle);  // after the post: see crash_wait_disarm
+}
+
+void wait_for_dump_at_exit();
+
+// The writer thread, started at the first failure that needs it. The
+// at-exit wait is registered again then: atexit() from our constructor
+// (dumper_start) ran before glibc's __libc_start_main registered ld.so's
+// _dl_fini (csu/libc-start.c), so exit() reaches it only from _dl_fini,
+// after the destructors of every library loaded after us, those the writer
+// uses included (libdw dlopens libdebuginfod, which pulls in libcurl and
+// libcrypto: OpenSSL's cleanup freed its locks and the writer crashed in
+// its init). Registered now, it runs before any library is finalized. Not
+// again in a forked child: it inherits the registration.
+bool start_writer() {
+  if (!writer_start()) return false;
+  if (!g_exit_wait_registered.exchange(true)) std::atexit(wait_for_dump_at_exit);
+  return true;
+}
+
+// Failures that found both sets taken (deferred.h).
+DeferredFailures g_deferred;
+constexpr unsigned kMaxRequeues = 16;
+static_assert(kPooledSets + DeferredFailures::kSlots < kWriterQueue, "a job for every set and record");
+static_assert(kPooledSets + DeferredFailures::kSlots < Episodes::kWatched, "every episode in the works watched");
+
+void missed_failure(const FailureInfo& f, const char* why) {
+  g_episodes.missed();
+  g_joined_failures.fetch_add(1, std::memory_order_relaxed);
+  GM_DEBUG("{}; {}: this failure is an event in other bundles", describe_failure(f), why);
+}
+
+bool recovered_unkept(uint64_t episode) {
+  const Recorder* r = recorder();
+  return r && !r->cfg.keep_recovered && g_episodes.verdict(episode).outcome == Outcome::kRecovered;
+}
+
+// A deferred record may give way to a newer failure once its episode
+// recovered: counted already (count mode), or a recovered bundle lost
+// (keep mode) rather than a possibly fatal one.
+bool replaceable(uint64_t episode) { return g_episodes.verdict(episode).outcome == Outcome::kRecovered; }
+
+// The writer's job for a deferred failure: freeze now (into a set given
+// back by the jobs before this one) and write as any failure's job.
+void deferred_job_main(int slot) {
+  DeferredFailure* d = g_deferred.take(slot);
+  if (!d) return;
+  Recorder* r = recorder();
+  if (!r || recovered_unkept(d->episode)) {
+    if (r) say_recovered_unwritten(d->failure, g_episodes.verdict(d->episode));
+  } else if (const int set = freeze_acquire(); set < 0) {
+    // The sets are held by jobs posted after this one: after them, then.
+    if (d->requeued < kMaxRequeues) {
+      g_deferred.requeue(slot);
+      writer_post(deferred_job_main, slot);
+      return;
+    }
+    missed_failure(d->failure, "no frozen set came free for it");
+  } else if (!prepare_job(r, set, d->failure.reason, &d->failure, d->episode, &d->devices)) {
+    missed_failure(d->failure, "its state could not be copied");
+  } else {
+    const uint64_t now = realtime_ns();
+    job_of(set).frozen_late_ns = now > d->failure.time_ns ? now - d->failure.time_ns : 1;
+    g_deferred.done(slot);  // the job (which watches the episode now) has what it needs
+    writer_job_main(set);
+    return;
   }
+  g_episodes.unwatch(d->episode);
+  g_deferred.done(slot);
+  crash_wait_disarm(writer_has_another_job);
+}
+
+bool defer_failure(const FailureInfo& f, uint64_t episode) {
+  DeferredFailure d;
+  d.failure = f;
+  d.episode = episode;
+  try {
+    DumpMemoryScope memory_scope;
+    d.devices = query_devices(hook_backend(f.api), f.device);
+  } catch (...) {
+  }
+  const DeferredFailures::Put p = g_deferred.put(d, replaceable);
+  if (p.slot < 0) return false;
+  if (p.replaced) {
+    g_episodes.unwatch(p.evicted);
+    if (!recovered_unkept(p.evicted)) {  // keep mode: that recovered bundle is lost
+      g_episodes.missed();
+      g_joined_failures.fetch_add(1, std::memory_order_relaxed);
+    }
+    return true;  // its job is posted already
+  }
+  writer_post(deferred_job_main, p.slot);
+  crash_wait_arm(writer_idle);
+  return true;
+}
+
+// A new episode's first failure: freeze, hand the job to the writer and
+// return (or defer it: see Deferred). Without a writer thread the bundle is
+// written here (the dump slot taken without waiting). False when the
+// failure gets no bundle.
+bool freeze_for_writer(Recorder* r, const FailureInfo& f, uint64_t episode) {
+  const int set = freeze_acquire();
   if (set < 0) {
+    // The sets are busy, so a writer runs (or failing threads write without
+    // one, which nothing can wait for).
+    if (start_writer() && defer_failure(f, episode)) return true;
     g_episodes.unwatch(episode);  // watched since on_failure opened it
     return false;
   }
@@ -139,11 +240,8 @@ bool freeze_for_writer(Recorder* r, const FailureInfo& f, uint64_t episode) {
     g_episodes.unwatch(episode);
     return false;
   }
-  if (writer_start()) {
-    g_awaiting_symbols[set].store(true, std::memory_order_release);
-    job_of(set).awaiting_symbols = &g_awaiting_symbols[set];
-    writer_post(writer_job_main, set);
-    crash_wait_arm(writer_idle);  // after the post: see crash_wait_disarm
+  if (start_writer()) {
+    post_to_writer(set);
     return true;
   }
   if (!dump_slot_try_acquire(f.reason)) {
@@ -207,10 +305,11 @@ void wait_for_dump_at_exit() {
   }
   begin_program_end();
   wait_while_dumping(10000);
+  if (g_exit_said.exchange(true)) return;  // registered twice: see start_writer
   DumpSignalGuard signal_guard;  // stderr may be a pipe nobody reads any more
   if (const uint64_t n = g_joined_failures.load(std::memory_order_relaxed))
-    GM_WARN("{} out-of-memory failure(s) came while another thread was writing a bundle; they are events in "
-            "that bundle's ring only", n);
+    GM_WARN("{} out-of-memory failure(s) got no bundle of their own: they came while earlier bundles were "
+            "being written (they are events in those bundles' rings)", n);
   Recorder* r = recorder();
   if (const uint64_t n = g_episodes.recovered_total(); n && r && !r->cfg.keep_recovered)
     GM_WARN("{} out-of-memory failure(s) recovered without a bundle (GPUMEMREC_RECOVERED=count)", n);
@@ -284,12 +383,12 @@ void dumper_on_failure(const FailureInfo& f) {
     // failure is in the ring as an event; the bundle shows the state at the
     // episode's first failure.
     GM_DEBUG("{} (same out-of-memory episode, no new bundle)", describe_failure(f));
+  } else if (episode == Episodes::kUnwatched) {
+    missed_failure(f, "too many threads opened episodes at once");
   } else if (!freeze_for_writer(r, f, episode)) {
-    // Both frozen sets wait for the writer (episodes in quick succession):
-    // this failure is an event in their rings (counted, said at exit).
-    g_episodes.missed();
-    g_joined_failures.fetch_add(1, std::memory_order_relaxed);
-    GM_DEBUG("{}; two bundles are being written, this failure is an event in them", describe_failure(f));
+    // No set and no room to defer it (a burst of episodes while the writer
+    // is slow): an event in the other bundles' rings (counted, said at exit).
+    missed_failure(f, "other bundles are being written");
   }
   errno = saved_errno;
 }
@@ -365,7 +464,9 @@ void dumper_atfork_child() {
   g_episodes.reset();
   g_dump_seq.store(0);
   g_program_ending.store(false);
+  g_exit_said.store(false);
   for (auto& a : g_awaiting_symbols) a.store(false);
+  g_deferred.reset();
   t_pending_request = PendingRequest{};
 }
 

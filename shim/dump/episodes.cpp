@@ -21,7 +21,10 @@ uint64_t Episodes::on_failure(const FailureInfo& f, uint64_t now_ns, uint64_t li
   uint64_t opened = 0;
   if (!open_) {
     opened = open_ = next_id_++;
-    watch_locked(opened);  // the opener dumps it (unwatch when it does not)
+    // The opener dumps it (unwatch when it does not); with every watch slot
+    // taken (more threads opening episodes at once than kWatched allows,
+    // GPUMEMREC_EPISODE_MS=0) its verdict could be lost: no bundle for it.
+    if (!watch_locked(opened)) opened = kUnwatched;
     first_ = f;
     first_ns_ = last_ns_ = now_ns;
     pending_ = 0;
@@ -78,13 +81,14 @@ bool Episodes::is_open(uint64_t id) {
   return id != 0 && id == open_;
 }
 
-void Episodes::watch_locked(uint64_t id) {
+bool Episodes::watch_locked(uint64_t id) {
   for (Verdict& w : watched_)
     if (w.episode == 0) {
       w = Verdict{};
       w.episode = id;
-      return;
+      return true;
     }
+  return false;
 }
 
 void Episodes::unwatch(uint64_t id) {

@@ -88,9 +88,14 @@ struct PendingRequest {
 class Episodes {
  public:
   static constexpr size_t kListed = 32;
+  // Episodes watched at once: more than the bundles in the works (dumper.cpp:
+  // the pooled frozen sets and the deferred failures' records).
+  static constexpr size_t kWatched = 16;
 
   // A failure of this thread at now_ns (monotonic). Returns the episode id it
-  // opened (the caller freezes and dumps), or 0 when it joined the open one.
+  // opened (the caller freezes and dumps), 0 when it joined the open one,
+  // kUnwatched when it opened one that cannot be watched (no bundle).
+  static constexpr uint64_t kUnwatched = ~uint64_t(0);
   uint64_t on_failure(const FailureInfo& f, uint64_t now_ns, uint64_t live_on_device, uint64_t episode_ns,
                       PendingRequest* mine);
   // This thread, with a pending request, allocated `size` on `device`. True
@@ -128,7 +133,7 @@ class Episodes {
  private:
   void close(Outcome o, FatalCause cause, int signal);
   void count_recovered();  // the episode just closed
-  void watch_locked(uint64_t id);
+  bool watch_locked(uint64_t id);
 
   SpinLock lock_;
   uint64_t next_id_ = 1;
@@ -139,7 +144,6 @@ class Episodes {
   Recovery recovery_;
   static constexpr size_t kHistory = 16;  // > the bundles that can wait for a verdict (freeze.h)
   Verdict closed_[kHistory];               // the newest closed episodes, by id % kHistory
-  static constexpr size_t kWatched = 4;    // > the bundles in the works (freeze.h: 2 sets + 1)
   Verdict watched_[kWatched];              // episode 0 = free slot
   RecoveredFailure recovered_[kListed];  // ring by number (number % kListed)
   uint64_t recovered_total_ = 0, recovered_cleared_ = 0;

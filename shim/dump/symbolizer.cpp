@@ -58,8 +58,17 @@ struct Symbolizer::Impl {
     lineinfo = reinterpret_cast<decltype(lineinfo)>(sym("dwfl_lineinfo"));
     module_info = reinterpret_cast<decltype(module_info)>(sym("dwfl_module_info"));
     callbacks.find_elf = reinterpret_cast<decltype(callbacks.find_elf)>(sym("dwfl_linux_proc_find_elf"));
+    // Separate debug information by build ID only (/usr/lib/debug/.build-id,
+    // where Debian's -dbgsym and Fedora's -debuginfo packages put it), not
+    // dwfl_standard_find_debuginfo: after the local search that one asks
+    // debuginfod (elfutils libdwfl/find-debuginfo.c, debuginfod-client.c),
+    // whose debuginfod_begin runs curl_global_init (not thread-safe; it
+    // initialises OpenSSL: seen crashing on the writer thread once exit had
+    // run OpenSSL's cleanup) and, with DEBUGINFOD_URLS set (Ubuntu and Fedora
+    // set it by default), downloads from the network in the middle of a
+    // dump. The price: a .gnu_debuglink-only debug file is not found.
     callbacks.find_debuginfo =
-        reinterpret_cast<decltype(callbacks.find_debuginfo)>(sym("dwfl_standard_find_debuginfo"));
+        reinterpret_cast<decltype(callbacks.find_debuginfo)>(sym("dwfl_build_id_find_debuginfo"));
     callbacks.debuginfo_path = &debuginfo_path;
     if (!begin || !end || !proc_report || !report_begin || !report_end || !addrmodule || !addrname || !getsrc ||
         !lineinfo || !module_info || !callbacks.find_elf || !callbacks.find_debuginfo) {

@@ -177,6 +177,9 @@ bool write_metadata_json(BundleFiles& files, const BundleContent& c, std::string
     w.Key("captured_event_count"); w.Uint64(m.captured_event_count);
     w.Key("total_event_count"); w.Uint64(m.total_event_count);
     w.Key("failed_calls_before_dump"); w.Uint64(m.failed_calls_before_dump);
+    if (m.frozen_after_failure_ms > 0) {
+      w.Key("frozen_after_failure_ms"); w.Double(m.frozen_after_failure_ms);
+    }
     write_outcome(w, c.in);
     w.Key("timestamp"); w.Double(m.timestamp);
     write_gpu_processes(w, c.in.gpu_processes);

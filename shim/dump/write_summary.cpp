@@ -75,6 +75,13 @@ void write_outcome(FdOut& o, const BundleContent& c) {
     o.write(outcome_detail(c.in.verdict, c.in.episode_ms).c_str());
     o.write("\n");
   }
+  if (c.in.frozen_after_failure_ns) {
+    char line[256];
+    std::snprintf(line, sizeof line,
+                  "State:        copied %.1f ms after the failure (earlier bundles were being written): what is "
+                  "live may have changed since\n", double(c.in.frozen_after_failure_ns) / 1e6);
+    o.write(line);
+  }
   const RecoveredList& rec = c.in.recovered;
   if (rec.count == 0) return;
   char line[512];

@@ -1,6 +1,7 @@
 #include "shim/dump/writer_thread.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <semaphore.h>
 #include <signal.h>
 #include <sys/syscall.h>
@@ -23,6 +24,7 @@ sem_t g_jobs;   // one post per job
 sem_t g_wakes;  // wake-ups for a job that waits
 std::atomic<bool> g_started{false};
 std::atomic<bool> g_start_failed{false};
+std::atomic<bool> g_starting{false};  // one thread creates it (failing threads race here)
 std::atomic<long> g_tid{0};
 std::atomic<int> g_busy{0};  // jobs posted and not yet returned
 struct Posted {
@@ -96,15 +98,27 @@ bool start_thread() {
 }  // namespace
 
 bool writer_start() {
-  if (g_started.load(std::memory_order_acquire)) return true;
-  if (g_start_failed.load(std::memory_order_relaxed)) return false;
-  // Only the dump slot's holder starts it: no other thread races this start.
-  if (!start_thread()) {
-    g_start_failed.store(true, std::memory_order_relaxed);
-    return false;
+  for (;;) {
+    if (g_started.load(std::memory_order_acquire)) return true;
+    if (g_start_failed.load(std::memory_order_acquire)) return false;
+    // Two failing threads, each with a frozen set, may both get here: one
+    // creates the thread, the other waits the few microseconds that takes
+    // (two writers would run two jobs at once on one symbolizer).
+    if (!g_starting.exchange(true, std::memory_order_acq_rel)) break;
+    sched_yield();
   }
-  g_started.store(true, std::memory_order_release);
-  return true;
+  if (g_started.load(std::memory_order_acquire)) {  // started between the checks
+    g_starting.store(false, std::memory_order_release);
+    return true;
+  }
+  const bool ok = start_thread();
+  if (ok) {
+    g_started.store(true, std::memory_order_release);
+  } else {
+    g_start_failed.store(true, std::memory_order_release);
+  }
+  g_starting.store(false, std::memory_order_release);
+  return ok;
 }
 
 int writer_jobs() { return g_busy.load(std::memory_order_acquire); }
@@ -166,6 +180,7 @@ void writer_atfork_child() {
   if (g_started.load()) init_sems();
   g_started.store(false);
   g_start_failed.store(false);
+  g_starting.store(false);
   g_tid.store(0);
   g_busy.store(0);
   new (&g_queue_lock) SpinLock();

@@ -25,7 +25,8 @@ using WriterJob = void (*)(int);
 bool writer_start();
 // Runs job(arg) on the writer thread (started), after the jobs posted
 // before it (first in, first out; at most kWriterQueue waiting, which the
-// callers' own limits never reach: one job per frozen set, freeze.h).
+// callers' own limits never reach: one job per frozen set, freeze.h, and one
+// per deferred failure, deferred.h).
 constexpr int kWriterQueue = 8;
 void writer_post(WriterJob job, int arg);
 // Jobs posted and not yet returned (the running one included).

@@ -18,7 +18,7 @@ import tempfile
 import threading
 import time
 
-from gm_e2e import (BUILD, PRELOAD_PREFIX, Bundle, base_env, check, main, normalized, preload_env, program,
+from gm_e2e import (BUILD, PRELOAD_PREFIX, TOOL, Bundle, base_env, check, main, normalized, preload_env, program,
                     run)
 
 HARD = os.path.join(BUILD, "tests", "hardening")
@@ -270,11 +270,11 @@ def recover_keep():
     per recovered request, in order, then the fatal one; one stderr line
     each, "recovered after freeing" or "not recovered (fatal)".
     In a burst (the retry chain's failures microseconds apart) the writer
-    cannot keep up; episodes that find it two bundles behind have none
-    (counted at exit as failures that came while a bundle was being
-    written), the final, fatal one included when it comes then. Still:
-    every bundle is one of the program's requests, in order, and the counts
-    add up."""
+    cannot keep up: episodes that find both frozen states taken wait as
+    records (four at most) and are copied later; when those are full a newer
+    failure takes the place of a recovered one's record, so the final, fatal
+    episode always has its bundle. Every bundle is one of the program's
+    requests, in order, and the counts add up (bundles + said missed)."""
     r, t, recovered, bundles = keep_run(["after_recovery_us=500000"])
     check(len(bundles) == t["recovered"] + 1, "spaced out: %d bundles for %d recovered requests + 1 fatal" %
           (len(bundles), t["recovered"]))
@@ -294,17 +294,11 @@ def recover_keep():
     r, t, recovered, bundles = keep_run([])
     fatal = [b for b in bundles if b.metadata["requested_bytes"] == FINAL]
     rest = [b for b in bundles if b.metadata["requested_bytes"] != FINAL]
-    missed = re.search(r"(\d+) out-of-memory failure\(s\) came while", r.stderr)
-    missed = int(missed.group(1)) if missed else 0
+    missed = missed_count(r.stderr)
     print("recover_keep burst: %d recovered requests, %d recovered bundles, %d fatal bundles, %d said missed" %
           (t["recovered"], len(rest), len(fatal), missed))
-    # Product decision (issue 12): in keep mode the writer takes the episodes
-    # in order; a fatal failure that finds it two recovered bundles behind
-    # goes without one, like any failure then (counted at exit). Seen in 3
-    # runs of 9 here; count mode (the default) has no such burst.
-    check(len(fatal) <= 1, "burst: %d fatal bundles" % len(fatal))
-    if fatal:
-        check_outcome(fatal[0], "fatal")
+    check(len(fatal) == 1, "burst: %d fatal bundles (the last episode of a burst always has one)" % len(fatal))
+    check_outcome(fatal[0], "fatal")
     i = 0
     for b in rest:  # an ordered subsequence of the program's recovered requests
         while i < len(recovered) and recovered[i][2] != b.metadata["requested_bytes"]:
@@ -312,9 +306,78 @@ def recover_keep():
         check(i < len(recovered), "%s is none of the program's recovered requests (in order)" % b.name)
         check_keep_bundle(b, recovered[i])
         i += 1
-    check(len(rest) + missed == t["recovered"] + 1 - len(fatal),
-          "burst: %d recovered bundles + %d missed != %d recovered requests + the fatal one without a bundle" %
-          (len(rest), missed, t["recovered"]))
+    check(len(rest) + missed == t["recovered"],
+          "burst: %d recovered bundles + %d missed != %d recovered requests" % (len(rest), missed, t["recovered"]))
+
+
+def missed_count(stderr):
+    m = re.search(r"(\d+) out-of-memory failure\(s\) got no bundle of their own", stderr)
+    return int(m.group(1)) if m else 0
+
+
+BURST = 10
+
+
+def burst_then_fatal():
+    """A burst of episodes microseconds apart, each recovered at once, then
+    one that is never retried (tests/hardening/oom_burst.cpp), while each
+    bundle takes a while to write (a full ring, 3,000 live allocations).
+    The failures never wait for the writer, and the last episode, fatal,
+    always gets its bundle however far behind the writer is.
+    keep: the first two episodes are frozen at their failure; later ones
+    wait as records and are copied when a frozen set comes free, their
+    bundles saying how much later (metadata frozen_after_failure_ms,
+    summary.txt "State:", `gpumemrec report`); when the records are full,
+    newer failures replace recovered ones: bundles + said missed = episodes.
+    count (the default): one bundle, the fatal one, counting every
+    recovered episode."""
+    sizes = [(2 << 20) + i * 4096 for i in range(BURST)]
+    r = run([hard("oom_burst"), str(BURST)], env_extra=dict(NO_PRUNE, GPUMEMREC_RECOVERED="keep"), timeout=240)
+    check(r.rc == 0 and r.stdout.count("RECOVERED ") == BURST, "oom_burst exited %d:\n%s\n%s" %
+          (r.rc, r.stdout[-1000:], r.stderr[-1500:]))
+    bundles = sorted((Bundle(p) for p in r.bundles()), key=lambda b: b.metadata["timestamp"])
+    fatal = [b for b in bundles if b.metadata["requested_bytes"] == 1 << 40]
+    rest = [b for b in bundles if b.metadata["requested_bytes"] != 1 << 40]
+    check(len(fatal) == 1, "keep: %d fatal bundles, expected 1: %s" % (len(fatal), [b.name for b in bundles]))
+    check_outcome(fatal[0], "fatal")
+    got = [b.metadata["requested_bytes"] for b in rest]
+    check(all(x in sizes for x in got) and got == sorted(got), "keep: bundles of %s, the program's %s" %
+          (got, sizes))
+    missed = missed_count(r.stderr)
+    check(len(rest) + missed == BURST, "keep: %d recovered bundles + %d said missed != %d episodes" %
+          (len(rest), missed, BURST))
+    late = 0
+    fatal[0].check_well_formed()
+    for b in bundles:
+        if b is not fatal[0]:
+            check_outcome(b, "recovered")
+        ms = b.metadata.get("frozen_after_failure_ms")
+        with open(os.path.join(b.path, "summary.txt")) as f:
+            state_line = "State:        copied" in f.read()
+        check(state_line == (ms is not None), "%s: frozen_after_failure_ms %r, summary State: line %s" %
+              (b.name, ms, state_line))
+        if ms is None:
+            continue
+        late += 1
+        if late == 1 and b is not fatal[0]:
+            b.check_well_formed()  # a late copy is as complete (~7 s a bundle: the others are not checked)
+        check(0 < ms < 120000, "%s: frozen_after_failure_ms %r" % (b.name, ms))
+        rep = subprocess.run([TOOL, "report", b.path], capture_output=True, text=True, timeout=60)
+        check(rep.returncode == 0 and "state copied" in rep.stdout, "report of %s:\n%s%s" %
+              (b.name, rep.stdout[-1500:], rep.stderr[-500:]))
+    check(late <= len(bundles) - min(2, len(rest)), "%d late bundles of %d: the first two have frozen sets" %
+          (late, len(bundles)))
+    print("burst_then_fatal keep: %d episodes + 1 fatal: %d bundles (%d copied late), %d said missed" %
+          (BURST, len(bundles), late, missed))
+    r = run([hard("oom_burst"), str(BURST)], env_extra=NO_PRUNE, timeout=240)
+    check(r.rc == 0, "count: oom_burst exited %d:\n%s" % (r.rc, r.stderr[-1500:]))
+    b = r.only_bundle()
+    b.check_well_formed()
+    check(b.metadata["requested_bytes"] == 1 << 40, "count: the bundle is not the fatal failure's")
+    check_outcome(b, "fatal")
+    n = check_recovered_failures(b, sizes=set(sizes))
+    check(n == BURST and exit_count(r.stderr) == BURST, "count: %d recovered listed, %d said at exit, %d episodes" %
+          (n, exit_count(r.stderr), BURST))
 
 
 def recover_bogus():
@@ -477,7 +540,17 @@ def fork_after_oom():
     writer works: a child that _exit()s at once, one that exit()s (its atexit
     handlers run), one that fails itself. One bundle per process that
     failed, each complete, none half-written, nobody hangs."""
-    for mode in ("fork_exit", "fork_exit_normal", "fork_oom"):
+    modes = ["fork_exit", "fork_exit_normal", "fork_oom"]
+    if "libtsan" in PRELOAD_PREFIX:
+        # GCC 12's ThreadSanitizer does not lock its allocator around fork()
+        # (llvm/llvm-project#96600 added that in 2024): a child that
+        # allocates while the parent's writer was inside malloc deadlocks in
+        # TSan's allocator, not in ours (glibc's malloc is fork-safe:
+        # malloc/arena.c, __malloc_fork_lock_parent). Seen as a 10 s exit
+        # wait and a .tmp- directory left by the child, only under TSan.
+        modes.remove("fork_oom")
+        print("fork_after_oom: fork_oom left out under ThreadSanitizer (its allocator is not fork-safe)")
+    for mode in modes:
         for delay in ("0", "200"):
             b = same_death([hard("after_oom"), mode, delay], 0)
             check("CHILD status=0" in b.stdout, "%s: child status: %s" % (mode, b.stdout))
@@ -552,7 +625,7 @@ def oom_then_exec():
 
 CASES = {
     "recover_minute": recover_minute, "recover_threads": recover_threads, "recover_keep": recover_keep,
-    "recover_bogus": recover_bogus,
+    "recover_bogus": recover_bogus, "burst_then_fatal": burst_then_fatal,
     "death_after_oom_exit": death_after_oom("exit"), "death_after_oom_abort": death_after_oom("abort"),
     "death_after_oom_segv": death_after_oom("segv"), "death_after_oom_term": death_after_oom("term"),
     "death_after_oom_kill": death_after_oom_kill, "death_after_oom_handlers": death_after_oom_handlers,
