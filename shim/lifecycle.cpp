@@ -14,6 +14,7 @@
 
 #include <cerrno>
 
+#include "shim/base/loader_guard.h"
 #include "shim/base/privilege.h"
 #include "shim/dump/dumper.h"
 #include "shim/dump/signal_dump.h"
@@ -25,7 +26,11 @@
 namespace gpumemrec {
 namespace {
 
-void atfork_prepare() { recorder_atfork_prepare(); }
+// Our dlopen in flight on the writer first (loader_guard.h), then our locks.
+void atfork_prepare() {
+  loader_guard_before_fork();
+  recorder_atfork_prepare();
+}
 
 void atfork_parent() { recorder_atfork_parent(); }
 

@@ -9,6 +9,7 @@
 
 #include "common/config.h"
 #include "shim/base/fd_io.h"
+#include "shim/base/loader_guard.h"
 #include "shim/base/hook_table.h"
 
 namespace gpumemrec {
@@ -148,7 +149,7 @@ void name_processes(const Nvml& n, std::vector<GpuProcess>* procs) {
 
 GpuProcessReport query_gpu_processes(int device) {
   GpuProcessReport r;
-  void* h = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+  void* h = guarded_dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);  // on the writer: see loader_guard.h
   if (!h) {
     r.error = "NVML (libnvidia-ml.so.1) is not available";
     return r;

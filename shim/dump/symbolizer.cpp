@@ -8,6 +8,7 @@
 #include <cstdlib>
 
 #include "shim/base/hook_table.h"
+#include "shim/base/loader_guard.h"
 
 namespace gpumemrec {
 
@@ -44,7 +45,7 @@ struct Symbolizer::Impl {
   bool load() {
     if (loaded) return handle != nullptr;
     loaded = true;
-    handle = dlopen("libdw.so.1", RTLD_NOW | RTLD_LOCAL);
+    handle = guarded_dlopen("libdw.so.1", RTLD_NOW | RTLD_LOCAL);  // on the writer: see loader_guard.h
     if (!handle) return false;
     auto sym = [&](const char* n) { return real_dlsym()(handle, n); };
     begin = reinterpret_cast<decltype(begin)>(sym("dwfl_begin"));
