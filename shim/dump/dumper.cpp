@@ -153,9 +153,15 @@ constexpr unsigned kMaxRequeues = 16;
 static_assert(kPooledSets + DeferredFailures::kSlots < kWriterQueue, "a job for every set and record");
 static_assert(kPooledSets + DeferredFailures::kSlots < Episodes::kWatched, "every episode in the works watched");
 
-void missed_failure(const FailureInfo& f, const char* why) {
+// A failure that got no bundle of its own: counted for the next bundle and
+// for the line at exit.
+void count_missed() {
   g_episodes.missed();
   g_joined_failures.fetch_add(1, std::memory_order_relaxed);
+}
+
+void missed_failure(const FailureInfo& f, const char* why) {
+  count_missed();
   GM_DEBUG("{}; {}: this failure is an event in other bundles", describe_failure(f), why);
 }
 
@@ -212,10 +218,7 @@ bool defer_failure(const FailureInfo& f, uint64_t episode) {
   if (p.slot < 0) return false;
   if (p.replaced) {
     g_episodes.unwatch(p.evicted);
-    if (!recovered_unkept(p.evicted)) {  // keep mode: that recovered bundle is lost
-      g_episodes.missed();
-      g_joined_failures.fetch_add(1, std::memory_order_relaxed);
-    }
+    if (!recovered_unkept(p.evicted)) count_missed();  // keep mode: that recovered bundle is lost
     return true;  // its job is posted already
   }
   writer_post(deferred_job_main, p.slot);
@@ -278,8 +281,10 @@ void exit_dump() {
   // atexit handlers and static destructors: what is still live is a leak.
   // Not when exit() was called on the thread that is writing a bundle (a
   // signal handler that interrupted the dump): that dump never finishes.
-  // It runs before wait_for_dump_at_exit (registered later): it decides the
-  // open episode itself, or it would wait for a writer waiting for that.
+  // It runs before the constructor's registration of wait_for_dump_at_exit
+  // (registered earlier; the one made at the writer's start has run by now):
+  // it decides the open episode itself, or it would wait for a writer
+  // waiting for that.
   if (g_exit_recorder && !dump_slot_held_by_this_thread()) {
     begin_program_end();
     dump_when_free(g_exit_recorder, DumpReason::kExit, 10000);
