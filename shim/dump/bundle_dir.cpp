@@ -239,6 +239,27 @@ void remove_stale_tmps(int dirfd) {
   }
 }
 
+// Our own writer's manifest.json (write_manifest.cpp: RapidJSON's compact
+// output, the outcome near the top). A file that is not ours, too big or
+// unreadable counts as not recovered: it is pruned by age, as before.
+bool manifest_says_recovered(int dirfd, const char* bundle) {
+  const int dfd = openat(dirfd, bundle, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (dfd < 0) return false;
+  const int fd = openat(dfd, "manifest.json", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  close(dfd);
+  if (fd < 0) return false;
+  char buf[4096];
+  size_t n = 0;
+  for (ssize_t r; n < sizeof buf - 1 && (r = read(fd, buf + n, sizeof buf - 1 - n)) != 0;) {
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) break;
+    n += size_t(r);
+  }
+  close(fd);
+  buf[n] = '\0';
+  return std::strstr(buf, "\"outcome\":\"recovered\"") != nullptr;
+}
+
 }  // namespace
 
 bool is_stale_tmp(const std::string& name, const struct stat& st, uid_t euid, const std::string& host,
@@ -259,7 +280,7 @@ std::vector<BundleOnDisk> list_bundles(int dirfd) {
     struct stat st;
     if (fstatat(dirfd, n, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode)) return;
     if (st.st_uid != geteuid()) return;
-    out.push_back({n, mtime_ns(st), bundle_bytes(dirfd, n)});
+    out.push_back({n, mtime_ns(st), bundle_bytes(dirfd, n), manifest_says_recovered(dirfd, n)});
   });
   return out;
 }
@@ -277,6 +298,10 @@ std::vector<std::string> bundles_to_prune(std::vector<BundleOnDisk> bundles, uin
     while (burst > 1 && bundles[burst - 1].mtime - bundles[burst - 2].mtime < burst_ns) --burst;
   if (burst > 0 && burst_ns > 0) --burst;  // the burst's first bundle belongs to it
   std::reverse(bundles.begin() + std::ptrdiff_t(burst), bundles.end());
+  // Where `keep` stands before the recovered ones are moved to the front.
+  bool keep_in_newest = false;
+  for (size_t i = burst; i < bundles.size() && burst_ns != 0; ++i) keep_in_newest |= bundles[i].name == keep;
+  std::stable_partition(bundles.begin(), bundles.end(), [](const BundleOnDisk& b) { return b.recovered; });
   uint64_t total = 0;
   for (auto& b : bundles) total += b.bytes;
   const uint64_t max_bytes = max_total_mb << 20;
@@ -285,7 +310,7 @@ std::vector<std::string> bundles_to_prune(std::vector<BundleOnDisk> bundles, uin
     const bool too_many = max_dumps != 0 && count > max_dumps;
     const bool too_big = max_total_mb != 0 && total > max_bytes;
     if (!too_many && !too_big) break;
-    if (bundles[i].name == keep && (burst_ns == 0 || i < burst)) continue;
+    if (bundles[i].name == keep && !keep_in_newest) continue;
     // Only the size cap wants `keep` gone, and no pruning can make it fit:
     // it stays (the newest evidence; the next dump removes it).
     if (bundles[i].name == keep && !too_many && max_total_mb != 0 && bundles[i].bytes > max_bytes) continue;

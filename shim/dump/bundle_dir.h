@@ -72,6 +72,7 @@ struct BundleOnDisk {
   std::string name;
   int64_t mtime = 0;  // nanoseconds (st_mtim): when the bundle was completed
   uint64_t bytes = 0;
+  bool recovered = false;  // its manifest says "outcome":"recovered"
 };
 // This user's bundle directories (oom_dump_*) in dirfd.
 std::vector<BundleOnDisk> list_bundles(int dirfd);
@@ -86,6 +87,9 @@ std::vector<BundleOnDisk> list_bundles(int dirfd);
 // its own is not removed for the size cap (it can never fit: the newest
 // evidence stays, every other bundle goes, the next dump removes it; see
 // bundle_exceeds_total_cap). burst_ns 0: oldest first, never `keep`.
+// Before all of that, bundles of recovered episodes go (in the same order):
+// with GPUMEMREC_RECOVERED=keep a burst of recovered bundles would otherwise
+// push out the fatal one that ends it.
 std::vector<std::string> bundles_to_prune(std::vector<BundleOnDisk> bundles, uint64_t max_dumps,
                                           uint64_t max_total_mb, const std::string& keep, int64_t burst_ns = 0);
 // Under an exclusive flock(2) on the dump directory (processes sharing it

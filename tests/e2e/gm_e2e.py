@@ -109,7 +109,22 @@ def run(argv, preload=True, env_extra=None, capacity=256 << 20, timeout=60, keep
         env.update(env_extra)
     proc = subprocess.run(argv, env=env, cwd=workdir, capture_output=True, text=True, timeout=timeout,
                           preexec_fn=preexec_fn)
+    print_sanitizer_reports(argv, proc.stderr)
     return Run(proc, workdir, dumpdir, ledger)
+
+
+SANITIZER_REPORT_RE = re.compile(r"^(WARNING: ThreadSanitizer|==\d+==ERROR: (Address|Leak)Sanitizer|.*runtime error:)",
+                                 re.M)
+
+
+def print_sanitizer_reports(argv, stderr, limit=16000):
+    """A sanitizer's report, whole, on the test's stderr: the checks quote
+    only the tail of a program's stderr, which cuts the report's first stack
+    (the access that raced or overflowed) off."""
+    m = SANITIZER_REPORT_RE.search(stderr or "")
+    if m:
+        sys.stderr.write("---- sanitizer report from %s ----\n%s\n---- end of report ----\n" %
+                         (os.path.basename(str(argv[0])), stderr[m.start():m.start() + limit]))
 
 
 def program(name):

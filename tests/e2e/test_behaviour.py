@@ -6,7 +6,8 @@ import re
 import subprocess
 import sys
 
-from gm_e2e import (BUILD, E2E_BIN, SHIM, Failure, check, check_live_matches_ledger, main, normalized, program, run)
+from gm_e2e import (BUILD, E2E_BIN, Failure, check, check_live_matches_ledger, main, normalized, preload_env, program,
+                    run)
 
 CHUNK = 16 << 20
 
@@ -154,7 +155,7 @@ def nvcc(name):
         env = {k: v for k, v in os.environ.items() if not k.startswith("GPUMEMREC_")}
         env.pop("LD_PRELOAD", None)
         a = subprocess.run([exe], env=env, capture_output=True, text=True, timeout=60)
-        env["LD_PRELOAD"] = SHIM
+        env["LD_PRELOAD"] = preload_env()  # the sanitizer's runtime first in the sanitizer builds
         env["GPUMEMREC_DIR"] = "/tmp/gpumemrec-nvcc-unused"
         b = subprocess.run([exe], env=env, capture_output=True, text=True, timeout=60)
         check(a.returncode == b.returncode, "exit code %d vs %d" % (a.returncode, b.returncode))

@@ -381,6 +381,31 @@ def burst_then_fatal():
           (n, exit_count(r.stderr), BURST))
 
 
+def burst_keep_retention():
+    """GPUMEMREC_RECOVERED=keep under the default retention (MAX_DUMPS=5):
+    five recovered episodes and the fatal one. The newest burst is pruned
+    latest first, which alone would remove the fatal bundle just written;
+    recovered bundles go first (shim/dump/bundle_dir.h), so the fatal one
+    stays and the latest recovered one goes."""
+    n = 5
+    r = run([hard("oom_burst"), str(n), "300"], env_extra={"GPUMEMREC_RECOVERED": "keep"}, timeout=240)
+    check(r.rc == 0 and r.stdout.count("RECOVERED ") == n, "oom_burst exited %d:\n%s\n%s" %
+          (r.rc, r.stdout[-1000:], r.stderr[-1500:]))
+    bundles = [Bundle(p) for p in r.bundles()]
+    fatal = [b for b in bundles if b.metadata["requested_bytes"] == 1 << 40]
+    check(len(fatal) == 1, "keep + MAX_DUMPS=5: %d fatal bundles (%d in all), expected 1:\n%s" %
+          (len(fatal), len(bundles), r.stderr[-2500:]))
+    check_outcome(fatal[0], "fatal")
+    fatal[0].check_well_formed()
+    rest = [b for b in bundles if b is not fatal[0]]
+    for b in rest:
+        check_outcome(b, "recovered")
+    missed = missed_count(r.stderr)
+    check(len(bundles) == 5 or (len(bundles) < 5 and len(rest) + missed == n),
+          "%d bundles left, %d said missed, expected MAX_DUMPS=5" % (len(bundles), missed))
+    print("burst_keep_retention: %d bundles left (1 fatal), %d missed" % (len(bundles), missed))
+
+
 def recover_bogus():
     """GPUMEMREC_RECOVERED=bogus: one warning that names it and the default
     applied, then the default (count) behaviour."""
@@ -629,6 +654,7 @@ def oom_then_exec():
 CASES = {
     "recover_minute": recover_minute, "recover_threads": recover_threads, "recover_keep": recover_keep,
     "recover_bogus": recover_bogus, "burst_then_fatal": burst_then_fatal,
+    "burst_keep_retention": burst_keep_retention,
     "death_after_oom_exit": death_after_oom("exit"), "death_after_oom_abort": death_after_oom("abort"),
     "death_after_oom_segv": death_after_oom("segv"), "death_after_oom_term": death_after_oom("term"),
     "death_after_oom_kill": death_after_oom_kill, "death_after_oom_handlers": death_after_oom_handlers,

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <map>
 #include <string>
 
 #include "shim/dump/bundle_dir.h"
@@ -62,6 +63,46 @@ TEST(BundleDir, PruneKeepsTheEarliestOfTheNewestBurst) {
   EXPECT_EQ(bundles_to_prune(b, 3, 0, "g", 0), (std::vector<std::string>{"a", "b", "c", "d"}));
   // `keep` in an older burst (a clock step) stays.
   EXPECT_EQ(bundles_to_prune(b, 6, 0, "a", 10 * s), (std::vector<std::string>{"b"}));
+}
+
+// GPUMEMREC_RECOVERED=keep: five recovered episodes and the fatal one that
+// ends the burst, under the default MAX_DUMPS=5. Newest-burst-latest-first
+// alone would remove the fatal bundle (the one just written); recovered
+// bundles go first, in the same order (the burst's latest first).
+TEST(BundleDir, PruneRemovesRecoveredBundlesFirst) {
+  const int64_t s = 1000000000ll;
+  std::vector<BundleOnDisk> b = {{"r1", 0, 1, true},     {"r2", 1 * s, 1, true}, {"r3", 2 * s, 1, true},
+                                 {"r4", 3 * s, 1, true}, {"r5", 4 * s, 1, true}, {"fatal", 5 * s, 1, false}};
+  EXPECT_EQ(bundles_to_prune(b, 5, 0, "fatal", 10 * s), (std::vector<std::string>{"r5"}));
+  EXPECT_EQ(bundles_to_prune(b, 2, 0, "fatal", 10 * s), (std::vector<std::string>{"r5", "r4", "r3", "r2"}));
+  EXPECT_EQ(bundles_to_prune(b, 5, 0, "fatal", 0), (std::vector<std::string>{"r1"}));  // no bursts: oldest first
+  // An older fatal bundle outlives a newer recovered one.
+  std::vector<BundleOnDisk> mixed = {{"old_fatal", 0, 1, false}, {"rec", 100 * s, 1, true}, {"new", 200 * s, 1, false}};
+  EXPECT_EQ(bundles_to_prune(mixed, 2, 0, "new", 10 * s), (std::vector<std::string>{"rec"}));
+  // Only recovered ones, `keep` among them in an older burst (a clock step): it stays.
+  std::vector<BundleOnDisk> rec = {{"k", 0, 1, true}, {"x", 100 * s, 1, true}, {"y", 101 * s, 1, true}};
+  EXPECT_EQ(bundles_to_prune(rec, 1, 0, "k", 10 * s), (std::vector<std::string>{"y", "x"}));
+}
+
+TEST(BundleDir, ListReadsTheOutcomeFromTheManifest) {
+  const std::string dir = make_tmpdir();
+  const char* kManifests[][2] = {{"oom_dump_rec", "{\"schema_version\":1,\"outcome\":\"recovered\"}"},
+                                 {"oom_dump_fatal", "{\"schema_version\":1,\"outcome\":\"fatal\"}"},
+                                 {"oom_dump_none", nullptr}};
+  for (auto& m : kManifests) {
+    mkdir((dir + "/" + m[0]).c_str(), 0700);
+    if (m[1]) std::ofstream(dir + "/" + m[0] + "/manifest.json") << m[1];
+  }
+  mkdir((dir + "/oom_dump_fifo").c_str(), 0700);  // a FIFO for a manifest: not read, not waited for
+  mkfifo((dir + "/oom_dump_fifo/manifest.json").c_str(), 0600);
+  const int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY);
+  std::map<std::string, bool> got;
+  for (const BundleOnDisk& b : list_bundles(fd)) got[b.name] = b.recovered;
+  close(fd);
+  EXPECT_EQ(got, (std::map<std::string, bool>{
+                     {"oom_dump_fatal", false}, {"oom_dump_fifo", false}, {"oom_dump_none", false}, {"oom_dump_rec", true}}));
+  std::string cmd = "rm -rf " + dir;
+  EXPECT_EQ(system(cmd.c_str()), 0);
 }
 
 // One bundle bigger than GPUMEMREC_MAX_TOTAL_MB on its own (a 1M-event ring
