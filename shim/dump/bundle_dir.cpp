@@ -240,7 +240,8 @@ void remove_stale_tmps(int dirfd) {
 }
 
 // Our own writer's manifest.json (write_manifest.cpp: RapidJSON's compact
-// output, the outcome near the top). A file that is not ours, too big or
+// output, the outcome near the top; the word is outcome_name(kRecovered),
+// episodes.cpp, spelled out here). A file that is not ours, too big or
 // unreadable counts as not recovered: it is pruned by age, as before.
 bool manifest_says_recovered(int dirfd, const char* bundle) {
   const int dfd = openat(dirfd, bundle, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
