@@ -667,6 +667,41 @@ def reload(mode):
     return case
 
 
+def reload_storm():
+    """Libraries loaded and unloaded on the program's thread while the writer
+    thread writes bundles: it lists the loaded modules (environment.json) and
+    symbolizes frames in a runtime that the program dlcloses right after each
+    out-of-memory. Every call answers as without the recorder, every bundle is
+    complete and names the out-of-memory's frames. Under TSan this is the
+    hostile case of the loader's state shared with the writer: without the
+    collect_modules entry of scripts/tsan.supp it reports, every run, the race
+    CI's TSan run once found in fidelity_all (a library name's NUL; see there)."""
+    argv = [hard("reload"), "storm"]
+    a = run(argv, preload=False)
+    # RELOAD_WAIT_DIR: run() starts the program in its work directory, with
+    # GPUMEMREC_DIR=<workdir>/dumps.
+    b = run(argv, env_extra={"GPUMEMREC_EPISODE_MS": "0", "RELOAD_WAIT_DIR": "dumps"})
+    check(a.rc == 0 and b.rc == 0, "exit codes %d / %d\n%s" % (a.rc, b.rc, b.stderr[-1500:]))
+    check(a.stdout == b.stdout, "output differs:\n%s\n---\n%s" % (a.stdout, b.stdout))
+    check("loaded=0" not in b.stdout and b.stdout.count("OOM rc=2") == 5 and "DONE" in b.stdout,
+          "the storm did not run as planned: " + b.stdout)
+    bundles = b.bundles()
+    check(len(bundles) == 5, "%d bundles for 5 out-of-memory errors" % len(bundles))
+    fresh = ["libresolv.so.2", "libanl.so.1", "libutil.so.1", "libnss_dns.so.2", "libBrokenLocale.so.1"]
+    for path, lib in zip(bundles, fresh):
+        bundle = Bundle(path)
+        bundle.check_well_formed()
+        check(bundle.metadata["api"] == "cudaMalloc", "api %s" % bundle.metadata["api"])
+        fns = bundle.functions(bundle.metadata["stack_id"])
+        check(any("storm" in f for f in fns), "the failing call's frames do not name storm(): %s" % fns)
+        # environment.json's modules are listed when the bundle is written
+        # (docs/bundle-format.md): the library loaded after this failure,
+        # before the bundle was on disk, is among them.
+        with open(os.path.join(path, "environment.json")) as f:
+            modules = json.load(f)["modules"]
+        check(any(m.endswith("/" + lib) for m in modules), "%s missing from the modules: %s" % (lib, modules))
+
+
 def dlsym_default_preloads():
     """dlsym(RTLD_DEFAULT, hooked name) answers as without the recorder,
     whatever else is preloaded (ahead of or after us) and whether a CUDA
@@ -971,7 +1006,7 @@ CASES = {
     "bad_config_huge": bad_config("huge"), "bad_config_empty": bad_config("empty"),
     "security_permissions": security_permissions, "security_untrusted_dir": security_untrusted_dir, "security_redaction": security_redaction,
     "security_setuid": security_setuid, "security_no_network": security_no_network,
-    "reload_driver": reload("driver"), "reload_runtime": reload("runtime"),
+    "reload_driver": reload("driver"), "reload_runtime": reload("runtime"), "reload_storm": reload_storm,
     "dlsym_default_preloads": dlsym_default_preloads, "limit_threads": limit_threads,
     "dump_raises_no_signal_xfsz": dump_raises_no_signal_xfsz, "dump_raises_no_signal_pipe": dump_raises_no_signal_pipe,
     "signal_dump_fds_reused": signal_dump_fds_reused, "exit_during_dump": exit_during_dump,
