@@ -16,7 +16,8 @@ extern const char* const kQuerySchema;
 void create_query_db(sqlite3* db);
 // Adds the rows of `b` (one transaction, prepared inserts), with `name` in
 // every row's bundle column. Throws CliError on SQLite failure.
-void load_query_db(sqlite3* db, const model::Bundle& b, const std::string& name);
+// Inserts `b` and empties b.events on the way (the caller is done with it).
+void load_query_db(sqlite3* db, model::Bundle& b, const std::string& name);
 // Indexes, once every bundle is in.
 void finish_query_db(sqlite3* db);
 

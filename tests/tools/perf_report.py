@@ -8,7 +8,8 @@ times `gpumemrec report` (best and median of 5 runs, wall clock, output to
 /dev/null), and for information `html`, `export` (both formats) and a
 `query`, each with its peak resident memory (the child's ru_maxrss) against
 the bundle's size on disk. Checks the HTML of the big bundle stays small and renders in
-headless Chromium. Fails when the best report time is over --limit-s.
+headless Chromium. Fails when the best report time is over --limit-s or
+when a command's peak resident memory is over the bundle's size on disk.
 """
 import argparse
 import os
@@ -74,21 +75,33 @@ def main():
     cpu = min(CPU)
     print("report:               best %.3f s, median %.3f s wall; best %.3f s CPU (user+sys) (%d runs, load average %s);"
           " peak RSS %s" % (best, med, cpu, args.runs, load, mib(max(RSS))))
+    peaks = {"report": max(RSS)}
     html = os.path.join(args.work, "big.html")
     hb, hm = timed([g, "html", b, "-o", html], 3)
     print("html:                 best %.3f s, median %.3f s; %.0f KiB; peak RSS %s"
           % (hb, hm, os.path.getsize(html) / 1024, mib(max(RSS))))
+    peaks["html"] = max(RSS)
     pb, pm = timed([g, "export", "-f", "memory-viz", b, "-o", os.path.join(args.work, "big.pickle")], 1)
     print("export memory-viz:    %.3f s; %.0f MiB; peak RSS %s"
           % (pb, os.path.getsize(os.path.join(args.work, "big.pickle")) / 2**20, mib(max(RSS))))
+    peaks["export memory-viz"] = max(RSS)
     cb, cm = timed([g, "export", "-f", "chrome-trace", b, "-o", os.path.join(args.work, "big.trace.json")], 1)
     print("export chrome-trace:  %.3f s; %.0f MiB; peak RSS %s"
           % (cb, os.path.getsize(os.path.join(args.work, "big.trace.json")) / 2**20, mib(max(RSS))))
+    peaks["export chrome-trace"] = max(RSS)
     qb, qm = timed([g, "query", b, "SELECT api, COUNT(*), SUM(size) FROM events GROUP BY api"], 1)
     print("query (load + SQL):   %.3f s; peak RSS %s" % (qb, mib(max(RSS))))
+    peaks["query"] = max(RSS)
     cb_, _ = timed([g, "query", b, "SELECT count(*) FROM events"], 1)
     print("query count(*):       %.3f s; peak RSS %s" % (cb_, mib(max(RSS))))
+    peaks["query count(*)"] = max(RSS)
     ok = True
+    # Issue 12: no command may hold more memory than the bundle takes on disk
+    # (peak RSS is not a timing: it does not move with the machine's load).
+    for name, peak in sorted(peaks.items()):
+        if peak > total:
+            print("FAIL: %s peaked at %s, more than the bundle (%s)" % (name, mib(peak), mib(total)))
+            ok = False
     if os.path.getsize(html) > 8 * 2**20:
         print("FAIL: HTML is %.1f MiB; it must not embed every event" % (os.path.getsize(html) / 2**20))
         ok = False
