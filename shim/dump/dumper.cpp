@@ -165,10 +165,11 @@ void missed_failure(const FailureInfo& f, const char* why) {
   GM_DEBUG("{}; {}: this failure is an event in other bundles", describe_failure(f), why);
 }
 
-bool recovered_unkept(uint64_t episode) {
+bool recovered_unkept(const Verdict& v) {
   const Recorder* r = recorder();
-  return r && !r->cfg.keep_recovered && g_episodes.verdict(episode).outcome == Outcome::kRecovered;
+  return r && !r->cfg.keep_recovered && v.outcome == Outcome::kRecovered;
 }
+bool recovered_unkept(uint64_t episode) { return recovered_unkept(g_episodes.verdict(episode)); }
 
 // A deferred record may give way to a newer failure once its episode
 // recovered: counted already (count mode), or a recovered bundle lost
@@ -217,8 +218,13 @@ bool defer_failure(const FailureInfo& f, uint64_t episode) {
   const DeferredFailures::Put p = g_deferred.put(d, replaceable);
   if (p.slot < 0) return false;
   if (p.replaced) {
-    g_episodes.unwatch(p.evicted);
-    if (!recovered_unkept(p.evicted)) count_missed();  // keep mode: that recovered bundle is lost
+    // Its verdict read as it is unwatched, not after: the record may have
+    // waited behind more than Episodes::kHistory closed episodes (a writer
+    // starved of CPU while the program recovers every few ms), and an
+    // unwatched episode that old reads unknown, which counted a recovered
+    // episode as missed (count mode: the "got no bundle" line at exit).
+    if (!recovered_unkept(g_episodes.release(p.evicted)))
+      count_missed();  // keep mode: that recovered bundle is lost
     return true;  // its job is posted already
   }
   writer_post(deferred_job_main, p.slot);

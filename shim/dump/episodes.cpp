@@ -91,20 +91,28 @@ bool Episodes::watch_locked(uint64_t id) {
   return false;
 }
 
-void Episodes::unwatch(uint64_t id) {
-  SpinGuard g(lock_);
-  for (Verdict& w : watched_)
-    if (w.episode == id) w = Verdict{};
-}
+void Episodes::unwatch(uint64_t id) { (void)release(id); }
 
 Verdict Episodes::verdict(uint64_t id) {
   SpinGuard g(lock_);
+  return verdict_locked(id);
+}
+
+Verdict Episodes::verdict_locked(uint64_t id) const {
   for (const Verdict& w : watched_)
     if (w.episode == id && id != 0) return w;
   if (closed_[id % kHistory].episode == id) return closed_[id % kHistory];
   Verdict v;
   v.episode = id;
-  return v;  // open (or forgotten after a fork): unknown
+  return v;  // open, or unwatched and older than the history (or forgotten after a fork): unknown
+}
+
+Verdict Episodes::release(uint64_t id) {
+  SpinGuard g(lock_);
+  const Verdict v = verdict_locked(id);
+  for (Verdict& w : watched_)
+    if (w.episode == id) w = Verdict{};
+  return v;
 }
 
 void Episodes::close(Outcome o, FatalCause cause, int signal) {

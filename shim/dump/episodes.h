@@ -91,6 +91,8 @@ class Episodes {
   // Episodes watched at once: more than the bundles in the works (dumper.cpp:
   // the pooled frozen sets and the deferred failures' records).
   static constexpr size_t kWatched = 16;
+  // Closed episodes remembered once unwatched (by id % kHistory).
+  static constexpr size_t kHistory = 16;
 
   // A failure of this thread at now_ns (monotonic). Returns the episode id it
   // opened (the caller freezes and dumps), 0 when it joined the open one,
@@ -115,6 +117,10 @@ class Episodes {
   Verdict verdict(uint64_t id);
   bool is_open(uint64_t id);
   void unwatch(uint64_t id);
+  // verdict(id), then unwatch(id), under one lock. Read the verdict before
+  // unwatching: afterwards only the newest kHistory closed episodes are
+  // remembered, so a watched episode that closed longer ago reads unknown.
+  Verdict release(uint64_t id);
 
   // GPUMEMREC_RECOVERED=count: a recovered episode is counted when it closes
   // (it gets no bundle), listed in the next bundle kept, said at exit.
@@ -134,6 +140,7 @@ class Episodes {
   void close(Outcome o, FatalCause cause, int signal);
   void count_recovered();  // the episode just closed
   bool watch_locked(uint64_t id);
+  Verdict verdict_locked(uint64_t id) const;
 
   SpinLock lock_;
   uint64_t next_id_ = 1;
@@ -142,7 +149,6 @@ class Episodes {
   uint64_t first_ns_ = 0, last_ns_ = 0;
   uint32_t pending_ = 0;
   Recovery recovery_;
-  static constexpr size_t kHistory = 16;  // > the bundles that can wait for a verdict (freeze.h)
   Verdict closed_[kHistory];               // the newest closed episodes, by id % kHistory
   Verdict watched_[kWatched];              // episode 0 = free slot
   RecoveredFailure recovered_[kListed];  // ring by number (number % kListed)
