@@ -44,6 +44,16 @@ struct LiveKeyHash {
   size_t operator()(const LiveKey& k) const { return std::hash<uint64_t>()(k.address * 2 + k.physical); }
 };
 
+// What the replay does with an event (mapping ranges and failed calls: nothing).
+enum class Step { kSkip, kAlloc, kFree, kOom };
+Step step_of(const Event& e) {
+  if (e.mem_kind == MemoryType::kMapping) return Step::kSkip;
+  const bool ok = e.result == 0 && e.address != 0;
+  if (e.kind == EventKind::kAllocation && ok) return Step::kAlloc;
+  if (e.kind == EventKind::kDeallocation && ok) return Step::kFree;
+  return e.kind == EventKind::kOom ? Step::kOom : Step::kSkip;
+}
+
 struct Builder {
   const Bundle& b;
   MemvizPlan plan;
@@ -63,25 +73,22 @@ struct Builder {
   }
 
   // Each trace's room, counted ahead: entries are pushed one at a time, and
-  // a vector that doubles holds its old and new blocks at once (for a
-  // 1M-event bundle, 2.5M entries of 56 bytes: ~350 MiB at the last growth
-  // instead of the ~140 MiB used). The count is exact but for repairs of
-  // inconsistent input, which may still grow a trace.
+  // a vector that doubles holds its old and new blocks at once (a 1M-event
+  // bundle from the shim: ~2.5M entries of 56 bytes, 140 MiB, plus the old
+  // block's ~117 MiB at the last growth; measured peak of the export 486 ->
+  // 371 MiB). The count is exact but for repairs of inconsistent input,
+  // which may still grow a trace.
   void reserve_traces() {
+    static constexpr size_t kEntries[] = {0, 2, 3, 1};  // per Step: emit_alloc, emit_free, the oom entry
     std::vector<size_t> n;
-    auto add = [&](int32_t dev, size_t k) {
-      const size_t d = static_cast<size_t>(dev_index(dev));
-      if (n.size() <= d) n.resize(d + 1);
-      n[d] += k;
-    };
     for (const Event& e : b.events) {
-      if (e.mem_kind == MemoryType::kMapping) continue;
-      const bool ok = e.result == 0 && e.address != 0;
-      if (e.kind == EventKind::kAllocation && ok) add(e.device_id, 2);
-      else if (e.kind == EventKind::kDeallocation && ok) add(e.device_id, 3);
-      else if (e.kind == EventKind::kOom) add(e.device_id, 1);
+      const size_t k = kEntries[static_cast<int>(step_of(e))], d = static_cast<size_t>(dev_index(e.device_id));
+      if (k && n.size() <= d) n.resize(d + 1);
+      if (k) n[d] += k;
     }
-    for (size_t d = 0; d < n.size(); ++d) trace(static_cast<int32_t>(d)).reserve(n[d]);
+    // Only devices with entries get a trace here (as replay_events would).
+    for (size_t d = 0; d < n.size(); ++d)
+      if (n[d]) trace(static_cast<int32_t>(d)).reserve(n[d]);
   }
 
   std::vector<MemvizTraceEntry>& trace(int32_t dev) {
@@ -143,12 +150,11 @@ struct Builder {
     for (const Event& e : b.events) {
       int64_t t = static_cast<int64_t>(std::llround(e.timestamp * 1e6));
       last_t = t;
-      if (e.mem_kind == MemoryType::kMapping) continue;
+      const Step step = step_of(e);
       LiveKey k{e.address, e.mem_kind == MemoryType::kPhysical};
-      const bool ok = e.result == 0 && e.address != 0;
-      if (e.kind == EventKind::kAllocation && ok) on_alloc(e, k, t);
-      else if (e.kind == EventKind::kDeallocation && ok) on_free(e, k, t);
-      else if (e.kind == EventKind::kOom) {
+      if (step == Step::kAlloc) on_alloc(e, k, t);
+      else if (step == Step::kFree) on_free(e, k, t);
+      else if (step == Step::kOom) {
         uint64_t device_free = b.metadata.device_free_bytes.value_or(0);
         trace(e.device_id).push_back({MemvizAction::kOom, 0, e.size, e.stream, e.stack_id, t, device_free});
       }

@@ -29,8 +29,8 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <gnu/libc-version.h>
-#include <sched.h>
 #include <link.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
