@@ -14,9 +14,9 @@
 #include <cstdint>
 #include <string>
 
-#include "shim/dump/bundle_writer.h"
-#include "shim/dump/episodes.h"
-#include "shim/dump/freeze.h"
+#include "shim/dump/write/bundle_input.h"
+#include "shim/dump/verdict/episodes.h"
+#include "shim/dump/capture/freeze.h"
 
 namespace gpumemrec {
 

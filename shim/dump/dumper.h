@@ -12,7 +12,7 @@
 #include <cstdint>
 
 #include "shim/base/tls.h"
-#include "shim/dump/episodes.h"
+#include "shim/dump/verdict/episodes.h"
 #include "shim/record/failure.h"
 
 namespace gpumemrec {

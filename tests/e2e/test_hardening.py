@@ -889,7 +889,7 @@ def episode_threads():
               (b.metadata["timestamp"], first))
     # Every failure its own episode (GPUMEMREC_EPISODE_MS=0, fatal unless its
     # retry came before any other failure): failures that find the writer
-    # two bundles and four waiting records behind (shim/dump/deferred.h) are
+    # two bundles and four waiting records behind (shim/dump/capture/deferred.h) are
     # events in those bundles, said once with their count.
     r = run([program("caching_alloc"), "8", "10"], capacity=16 * block,
             env_extra={"GPUMEMREC_EPISODE_MS": "0", "GPUMEMREC_MAX_DUMPS": "0", "GPUMEMREC_MAX_TOTAL_MB": "0"})

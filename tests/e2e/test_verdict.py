@@ -385,7 +385,7 @@ def burst_keep_retention():
     """GPUMEMREC_RECOVERED=keep under the default retention (MAX_DUMPS=5):
     five recovered episodes and the fatal one. The newest burst is pruned
     latest first, which alone would remove the fatal bundle just written;
-    recovered bundles go first (shim/dump/bundle_dir.h), so the fatal one
+    recovered bundles go first (shim/dump/place/bundle_dir.h), so the fatal one
     stays and the latest recovered one goes."""
     n = 5
     r = run([hard("oom_burst"), str(n), "300"], env_extra={"GPUMEMREC_RECOVERED": "keep"}, timeout=240)
@@ -619,7 +619,7 @@ def oom_then_exec():
     unknown: the verdict never came) - never a half-written oom_dump_*; no
     hang; the exit status is true's. A leftover temporary directory is
     removed by the prune of a later dump in the same directory once it is
-    stale (shim/dump/bundle_dir.cpp is_stale_tmp: this host, its pid gone,
+    stale (shim/dump/place/bundle_dir.cpp is_stale_tmp: this host, its pid gone,
     untouched for a minute; the test ages it instead of waiting). Delays
     around the writer's start are tried until one leaves a temporary
     directory, so that the removal is exercised."""

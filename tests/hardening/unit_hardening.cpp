@@ -5,7 +5,7 @@
 
 #include <cstring>
 
-#include "shim/dump/dump_memory.h"
+#include "shim/base/dump_memory.h"
 #include "shim/base/privilege.h"
 
 using namespace gpumemrec;

@@ -5,8 +5,17 @@
     tools -> common, shim -> common; common includes neither shim nor tools;
     tools never include shim.
 
-Reads every #include "..." in the source tree. Prints each back-edge and exits
-1 if there is any, so a layering mistake fails the test suite.
+shim/dump/ is split into rooms by concern, each with the rooms it may use
+(ROOM_USES below): the coordination at shim/dump/ itself sees every room;
+write/ sees capture/, query/ and verdict/; place/ sees write/ for the bundle
+size estimate; capture/ sees query/; query/ and verdict/ see only the layers
+below dump.
+
+Reads every #include "..." and #include <...> of the project's own folders
+(shim/, common/, tools/) in the source tree: the angle-bracket form is refused
+(it would hide a back-edge from a reader grepping for quotes). Prints each
+back-edge and exits 1 if there is any, so a layering mistake fails the test
+suite.
 """
 import os
 import re
@@ -14,7 +23,36 @@ import sys
 
 ROOT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "..")
 RANK = {"shim/base": 0, "shim/record": 1, "shim/dump": 2, "shim/hooks": 3}
+# Rooms inside shim/dump: which other rooms each may include.
+ROOM_USES = {
+    "shim/dump/query": set(),
+    "shim/dump/verdict": set(),
+    "shim/dump/capture": {"shim/dump/query"},
+    "shim/dump/write": {"shim/dump/capture", "shim/dump/query", "shim/dump/verdict"},
+    "shim/dump/place": {"shim/dump/write", "shim/dump/capture", "shim/dump/query", "shim/dump/verdict"},
+}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+ANGLE_OWN = re.compile(r'^\s*#\s*include\s+<((?:shim|common|tools)/[^>]+)>', re.M)
+
+
+def room(path):
+    """The dump room of a path ("shim/dump/write"), "shim/dump" for the
+    coordination files, None outside shim/dump."""
+    for prefix in ROOM_USES:
+        if path.startswith(prefix + "/"):
+            return prefix
+    return "shim/dump" if path.startswith("shim/dump/") else None
+
+
+def room_allowed(src_path, dst_path):
+    """Inside shim/dump: the coordination sees every room; a room sees itself
+    and the rooms it lists; nothing in a room sees the coordination."""
+    src, dst = room(src_path), room(dst_path)
+    if src is None or dst is None or src == dst or src == "shim/dump":
+        return True
+    if dst == "shim/dump":
+        return False
+    return dst in ROOM_USES[src]
 
 
 def layer(path):
@@ -57,6 +95,8 @@ def main():
                 src = layer(rel)
                 with open(full, encoding="utf-8", errors="replace") as f:
                     text = f.read()
+                for inc in ANGLE_OWN.findall(text):
+                    errors.append("%s: #include <%s>: write the project's own headers with quotes" % (rel, inc))
                 for inc in INCLUDE.findall(text):
                     checked += 1
                     if "/" not in inc:
@@ -65,6 +105,9 @@ def main():
                         continue
                     if not allowed(src, layer(inc)):
                         errors.append("%s (%s) includes %s (%s): a back-edge" % (rel, src, inc, layer(inc)))
+                    elif not room_allowed(rel, inc):
+                        errors.append("%s (%s) includes %s (%s): not a room it may use"
+                                      % (rel, room(rel), inc, room(inc)))
     for e in errors:
         print(e)
     print("check_layers: %d includes checked, %d problems" % (checked, len(errors)))

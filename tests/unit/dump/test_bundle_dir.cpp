@@ -9,7 +9,7 @@
 #include <map>
 #include <string>
 
-#include "shim/dump/bundle_dir.h"
+#include "shim/dump/place/bundle_dir.h"
 
 using namespace gpumemrec;
 

@@ -1,4 +1,4 @@
-// Bundle names (shim/dump/bundle_name.h): gpumemprof's fields first, then
+// Bundle names (shim/dump/place/bundle_name.h): gpumemprof's fields first, then
 // host and a random part; a collision retries instead of losing a bundle.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -10,7 +10,7 @@
 #include <set>
 #include <string>
 
-#include "shim/dump/bundle_name.h"
+#include "shim/dump/place/bundle_name.h"
 
 using namespace gpumemrec;
 

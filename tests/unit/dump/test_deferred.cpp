@@ -1,5 +1,5 @@
 // The records of failures that found both frozen sets taken
-// (shim/dump/deferred.h): slots, replacement of recovered episodes, the
+// (shim/dump/capture/deferred.h): slots, replacement of recovered episodes, the
 // writer's take/requeue/done, and failing threads racing the writer.
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <thread>
 #include <vector>
 
-#include "shim/dump/deferred.h"
+#include "shim/dump/capture/deferred.h"
 
 using namespace gpumemrec;
 

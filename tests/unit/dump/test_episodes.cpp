@@ -13,7 +13,7 @@
 
 #include "shim/base/clock.h"
 #include "shim/dump/dumper.h"
-#include "shim/dump/episodes.h"
+#include "shim/dump/verdict/episodes.h"
 #include "shim/record/recorder.h"
 
 using namespace gpumemrec;

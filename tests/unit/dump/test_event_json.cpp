@@ -1,8 +1,8 @@
 // events.json records: the Stormlog/gpumemprof per-event fields
-// (shim/dump/event_json.h) and the launcher identity behind them
-// (shim/dump/launcher_env.h).
+// (shim/dump/write/event_json.h) and the launcher identity behind them
+// (shim/dump/write/launcher_env.h).
 // event_json.h first: its json_out.h configures RapidJSON before any include.
-#include "shim/dump/event_json.h"
+#include "shim/dump/write/event_json.h"
 
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
@@ -12,7 +12,7 @@
 #include <string>
 
 #include "shim/base/hook_table.h"
-#include "shim/dump/launcher_env.h"
+#include "shim/dump/write/launcher_env.h"
 
 using namespace gpumemrec;
 

@@ -1,11 +1,11 @@
-// The freeze (shim/dump/freeze.h): the live table copied without
+// The freeze (shim/dump/capture/freeze.h): the live table copied without
 // allocating, and the frozen sets handed out one per bundle in the works.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <vector>
 
-#include "shim/dump/freeze.h"
+#include "shim/dump/capture/freeze.h"
 #include "shim/record/live_table.h"
 #include "shim/record/recorder.h"
 

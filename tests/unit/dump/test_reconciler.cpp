@@ -4,8 +4,8 @@
 
 #include <vector>
 
-#include "shim/dump/history.h"
-#include "shim/dump/reconciler.h"
+#include "shim/dump/capture/history.h"
+#include "shim/dump/capture/reconciler.h"
 
 using namespace gpumemrec;
 

@@ -1,13 +1,13 @@
 // The start-up warning when one bundle of the configured ring cannot fit
-// GPUMEMREC_MAX_TOTAL_MB (shim/dump/retention_check.h, issue 12).
-#include "shim/dump/retention_check.h"
+// GPUMEMREC_MAX_TOTAL_MB (shim/dump/place/retention_check.h, issue 12).
+#include "shim/dump/place/retention_check.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <string>
 
-#include "shim/dump/snapshot_pickle.h"
+#include "shim/dump/write/snapshot_pickle.h"
 
 using namespace gpumemrec;
 

@@ -1,4 +1,4 @@
-// DumpSignalGuard (shim/dump/signal_guard.h): the signals a dump can raise
+// DumpSignalGuard (shim/base/signal_guard.h): the signals a dump can raise
 // by itself never reach the program; the program's own are left alone.
 // Each case runs in a forked child (signal state and rlimits are per process).
 #include <gtest/gtest.h>
@@ -12,7 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "shim/dump/signal_guard.h"
+#include "shim/base/signal_guard.h"
 
 using namespace gpumemrec;
 

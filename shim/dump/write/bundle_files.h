@@ -1,0 +1,72 @@
+// The files of one bundle: each created exclusively (O_EXCL, never through a
+// planted symlink), owner-only (0600), streamed through the dump's buffer,
+// fsync'ed; and one writer function per file.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "common/bundle_model.h"
+#include "shim/dump/write/bundle_input.h"
+#include "shim/dump/capture/dump_snapshot.h"
+#include "shim/dump/write/json_out.h"
+
+namespace gpumemrec {
+
+// The bundle directory being written and the names created in it (for the
+// manifest).
+struct BundleFiles {
+  int dirfd = -1;
+  WriteBuffer buf;
+  std::vector<std::string> names;
+  // Writing a file again (the verdict): each file goes to "<name>.new",
+  // renamed over <name> by finish(); `names` is left as it is.
+  bool rewrite = false;
+};
+
+class OutFile {
+ public:
+  OutFile(BundleFiles& files, const char* name);
+  ~OutFile();
+  OutFile(const OutFile&) = delete;
+  OutFile& operator=(const OutFile&) = delete;
+  bool ok() const { return fd_ >= 0; }
+  FdOut& out() { return out_; }
+  // Drains and fsyncs; false and *error if any byte did not reach the file.
+  bool finish(std::string* error);
+
+ private:
+  const char* name_;
+  BundleFiles& files_;
+  int fd_;
+  int open_errno_ = 0;
+  FdOut out_;
+};
+
+// Everything the files are written from.
+struct BundleContent {
+  const BundleInput& in;
+  const DumpSnapshot& snap;
+  // allocations, stacks (symbolized) and metadata; events too when
+  // snapshot.pickle is made.
+  const model::Bundle& model;
+  const char* symbolizer;  // "libdw" / "dladdr"
+};
+
+bool write_events_json(BundleFiles& files, const BundleContent& c, std::string* error);
+bool write_allocations_json(BundleFiles& files, const BundleContent& c, std::string* error);
+bool write_stacks_json(BundleFiles& files, const BundleContent& c, std::string* error);
+bool write_metadata_json(BundleFiles& files, const BundleContent& c, std::string* error);
+bool write_environment_json(BundleFiles& files, const BundleContent& c, std::string* error);
+bool write_summary_txt(BundleFiles& files, const BundleContent& c, std::string* error);
+bool write_manifest_json(BundleFiles& files, const BundleContent& c, std::string* error);
+
+// Seconds since the epoch as a double (timestamps in JSON).
+inline double seconds(uint64_t ns) { return double(ns) / 1e9; }
+// The exception as Stormlog/gpumemprof name it: for a driver-level failure
+// the API error ("cudaErrorMemoryAllocation", module "cuda_runtime").
+const char* failure_error_name(const BundleInput& in);
+const char* failure_module(const BundleInput& in);
+// "cudaMalloc(1024) on device 0 returned cudaErrorMemoryAllocation ...".
+std::string failure_context(const BundleInput& in);
+
+}  // namespace gpumemrec

@@ -1,0 +1,58 @@
+// The shared types of one bundle's write: what the dumper hands the writer
+// (BundleInput), the buffer it writes through (WriteBuffer), and what a
+// written bundle keeps for rewriting its verdict files (BundleBuild).
+// Kept apart from bundle_writer.h so that the files' writers and the dump
+// job see the types without the whole write.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/bundle_model.h"
+#include "shim/dump/capture/dump_snapshot.h"
+#include "shim/dump/query/device_query.h"
+#include "shim/dump/query/gpu_processes.h"
+#include "shim/dump/verdict/episodes.h"
+#include "shim/record/failure.h"
+
+namespace gpumemrec {
+
+struct Recorder;
+class Symbolizer;
+
+struct BundleInput {
+  Recorder* recorder = nullptr;
+  DumpReason reason = DumpReason::kNone;
+  const FailureInfo* failure = nullptr;  // null for signal / exit dumps
+  Backend backend = Backend::kCuda;
+  std::string bundle_name;
+  uint64_t created_ns = 0;
+  uint64_t failed_calls_before_dump = 0;  // see dumper.cpp (episodes)
+  DeviceReport devices;
+  GpuProcessReport gpu_processes;  // NVML's view of the failing device
+  Verdict verdict;                 // out-of-memory bundles: unknown until decided
+  uint64_t episode_ms = 0;         // for the verdict's wording
+  RecoveredList recovered;         // recovered episodes without a bundle since the last one
+  // Set to false once the stacks are symbolized (a dlclose waits for it:
+  // dumper_before_unload).
+  std::atomic<bool>* awaiting_symbols = nullptr;
+  // > 0: the state was frozen this long after the failure (its episode met
+  // other bundles in the works: dumper.cpp, Deferred).
+  uint64_t frozen_after_failure_ns = 0;
+};
+
+struct WriteBuffer {
+  char* data = nullptr;
+  size_t size = 0;
+};
+
+// What a written bundle keeps for rewriting its verdict files.
+struct BundleBuild {
+  DumpSnapshot snap;  // its frozen events are gone once the bundle is written
+  model::Bundle model;
+  const char* symbolizer = "";
+  std::vector<std::string> names;  // the files, for the manifest
+};
+
+}  // namespace gpumemrec

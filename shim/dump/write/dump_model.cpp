@@ -1,0 +1,156 @@
+#include "shim/dump/write/dump_model.h"
+
+#include "common/frame_order.h"
+#include "shim/base/hook_table.h"
+#include "shim/dump/write/bundle_files.h"
+#include "shim/dump/capture/history.h"
+#include "shim/dump/query/symbolizer.h"
+#include "shim/record/python_stack.h"
+#include "shim/record/recorder.h"
+
+namespace gpumemrec {
+
+namespace {
+
+model::Frame python_frame(uint64_t word) {
+  model::Frame f;
+  f.kind = model::FrameKind::kPython;
+  PythonFrameInfo pi;
+  if (describe_python_frame(word, &pi)) {
+    f.function = pi.function;
+    f.file = pi.file;
+    f.line = pi.line;
+  }
+  return f;
+}
+
+model::Frame native_frame(Symbolizer& sym, uint64_t word) {
+  const NativeFrameInfo& ni = sym.describe(word);
+  model::Frame f;
+  f.kind = model::FrameKind::kNative;
+  f.module = ni.module;
+  f.offset = ni.offset;
+  f.function = ni.function;
+  f.file = ni.file;
+  f.line = ni.line;
+  return f;
+}
+
+model::Stack one_stack(Recorder* r, Symbolizer& sym, uint32_t id) {
+  model::Stack s;
+  s.stack_id = id;
+  s.python = "disabled";
+  const uint64_t* words = nullptr;
+  uint32_t n = 0;
+  if (!r->stacks.get(id, &words, &n)) return s;
+  s.python = python_status(words, n);
+  std::vector<model::Frame> python, native;
+  for (uint32_t i = 0; i < n; ++i)
+    if (is_python_word(words[i]) && !is_python_marker(words[i])) python.push_back(python_frame(words[i]));
+  for (uint32_t i = 0; i < n; ++i)
+    if (!is_python_word(words[i])) native.push_back(native_frame(sym, words[i]));
+  // Python frames where the interpreter's evaluation loop runs, native
+  // frames innermost (common/frame_order.h): every consumer of stacks.json,
+  // summary.txt and snapshot.pickle sees one caller order.
+  std::vector<NativeFrameName> names;
+  names.reserve(native.size());
+  for (const model::Frame& f : native) names.push_back({f.function, f.module});
+  for (const FrameSlot& slot : interleave_python_frames(names, python.size()))
+    s.frames.push_back(std::move(slot.python ? python[slot.index] : native[slot.index]));
+  return s;
+}
+
+model::Allocation model_allocation(const LiveEntry& a) {
+  model::Allocation m;
+  m.address = a.key;
+  m.size = a.size;
+  m.device_id = a.device;
+  m.api = hook_name(a.api);
+  m.memory_type = memory_type_name(MemoryType(a.memory_type));
+  m.timestamp = seconds(a.time_ns);
+  m.thread_id = a.tid;
+  m.stack_id = a.stack_id;
+  m.seq = a.seq;
+  return m;
+}
+
+void fill_metadata(const BundleInput& in, const DumpSnapshot& snap, model::Metadata* m) {
+  const FailureInfo* f = in.failure;
+  m->reason = dump_reason_name(in.reason);
+  m->backend = backend_name(in.backend);
+  if (f) {
+    m->api = hook_name(f->api);
+    m->error_code = f->result;
+    m->error_name = failure_error_name(in);
+    m->requested_bytes = f->size;
+    m->device_id = f->device;
+    m->thread_id = f->tid;
+    m->stack_id = f->stack_id;
+  }
+  if (in.devices.has_mem_info) {
+    m->device_free_bytes = in.devices.free_bytes;
+    m->device_total_bytes = in.devices.total_bytes;
+  }
+  m->live_bytes = snap.live_bytes;
+  m->live_allocations = snap.live_count;
+  for (auto& kv : snap.live_by_device) m->live_bytes_by_device[kv.first] = kv.second;
+  m->context = failure_context(in);
+  m->captured_event_count = snap.event_count;
+  m->total_event_count = snap.end_seq - 1;
+  m->failed_calls_before_dump = in.failed_calls_before_dump;
+  m->frozen_after_failure_ms = double(in.frozen_after_failure_ns / 1000) / 1000.0;
+  m->timestamp = seconds(f ? f->time_ns : in.created_ns);
+}
+
+}  // namespace
+
+std::vector<model::Stack> symbolize_stacks(Recorder* r, Symbolizer& sym, const std::vector<uint32_t>& ids) {
+  std::vector<model::Stack> out;
+  out.reserve(ids.size());
+  for (uint32_t id : ids)
+    if (id != StackTable::kFull) out.push_back(one_stack(r, sym, id));
+  return out;
+}
+
+void build_model(const BundleInput& in, const DumpSnapshot& snap, std::vector<model::Stack> stacks,
+                 model::Bundle* b) {
+  b->allocations.reserve(snap.live.size());
+  for (const LiveEntry& a : snap.live) b->allocations.push_back(model_allocation(a));
+  b->stacks = std::move(stacks);
+  for (size_t i = 0; i < b->stacks.size(); ++i) b->stack_index.emplace(b->stacks[i].stack_id, i);
+  fill_metadata(in, snap, &b->metadata);
+  b->manifest.bundle_name = in.bundle_name;
+  b->manifest.reason = b->metadata.reason;
+  b->manifest.backend = b->metadata.backend;
+  b->manifest.event_count = snap.event_count;
+}
+
+void add_model_events(const BundleInput&, const DumpSnapshot& snap, model::Bundle* b) {
+  b->events.reserve(snap.events.size());
+  for (const Event& e : snap.events) {
+    model::Event m;
+    const EventKind k = event_kind(e);
+    const char* api = hook_name(e.api);
+    m.seq = e.seq;
+    m.timestamp = double(e.time_ns / 1000) / 1e6;  // microseconds, as events.json
+    m.memory_allocated = m.memory_reserved = e.live_after;
+    m.memory_change = event_memory_change(e);
+    m.address = e.address;
+    m.size = e.size;
+    m.stack_id = e.stack_id;
+    m.duration_ns = e.duration_ns;
+    m.stream = e.stream;
+    m.result = e.result;
+    m.device_id = event_device(e);
+    m.thread_id = e.tid;
+    m.event_type = b->strings.intern(event_type_name(k));
+    m.api = m.context = b->strings.intern(api);
+    m.backend = b->strings.intern(backend_name(e.api < kHookCount ? hook_backend(HookId(e.api)) : Backend::kCuda));
+    m.memory_type = b->strings.intern(memory_type_name(event_memory_type(e)));
+    m.kind = model::event_kind_from_name(event_type_name(k));
+    m.mem_kind = model::memory_type_from_name(memory_type_name(event_memory_type(e)));
+    b->events.push_back(m);
+  }
+}
+
+}  // namespace gpumemrec

@@ -1,0 +1,77 @@
+// events.json and allocations.json: straight from the snapshot.
+#include "shim/base/hook_table.h"
+#include "shim/dump/write/bundle_files.h"
+#include "shim/dump/write/event_json.h"
+#include "shim/dump/write/launcher_env.h"
+
+#include <unistd.h>
+
+namespace gpumemrec {
+
+namespace {
+
+// What every event of this dump shares: device totals from the dump-time
+// query, the device's free bytes for the failing event, pid and launcher
+// identity (docs/bundle-format.md, events.json).
+void make_event_json_context(const BundleInput& in, EventJsonContext* ctx) {
+  for (const auto& d : in.devices.devices)
+    if (d.device_id >= 0 && d.device_id < EventJsonContext::kDevices) ctx->device_total[d.device_id] = d.total_bytes;
+  const FailureInfo* f = in.failure;
+  if (f && f->device >= 0 && f->device < EventJsonContext::kDevices && in.devices.has_mem_info) {
+    ctx->device_total[f->device] = in.devices.total_bytes;
+    ctx->failure_seq = f->seq;
+    ctx->has_failure_free = true;
+    ctx->failure_free = in.devices.free_bytes;
+  }
+  ctx->set_identity(getpid(), launcher_identity_from_environ());
+}
+
+}  // namespace
+
+bool write_events_json(BundleFiles& files, const BundleContent& c, std::string* error) {
+  OutFile file(files, "events.json");
+  if (file.ok()) {
+    EventJsonContext ctx;
+    make_event_json_context(c.in, &ctx);
+    FdOut& out = file.out();
+    out.write("[");
+    bool first = true;
+    for (const Event& e : c.snap.events) {
+      write_event_json(out, e, first, ctx);
+      first = false;
+    }
+    out.write("]");
+  }
+  return file.finish(error);
+}
+
+namespace {
+
+void write_live(JsonWriter& w, const LiveEntry& a) {
+  w.StartObject();
+  w.Key("address"); w.Uint64(a.key);
+  w.Key("size"); w.Uint64(a.size);
+  w.Key("device_id"); w.Int(a.device);
+  w.Key("api"); w.String(hook_name(a.api));
+  w.Key("memory_type"); w.String(memory_type_name(MemoryType(a.memory_type)));
+  w.Key("timestamp"); w.Double(seconds(a.time_ns));
+  w.Key("thread_id"); w.Uint(a.tid);
+  w.Key("stack_id"); w.Uint(a.stack_id);
+  w.Key("seq"); w.Uint64(a.seq);
+  w.EndObject();
+}
+
+}  // namespace
+
+bool write_allocations_json(BundleFiles& files, const BundleContent& c, std::string* error) {
+  OutFile file(files, "allocations.json");
+  if (file.ok()) {
+    JsonWriter w(file.out());
+    w.StartArray();
+    for (const LiveEntry& a : c.snap.live) write_live(w, a);
+    w.EndArray();
+  }
+  return file.finish(error);
+}
+
+}  // namespace gpumemrec

@@ -1,0 +1,192 @@
+// metadata.json: what failed, the live totals, and who else is on the GPU.
+#include <unistd.h>
+
+#include <cstdlib>
+#include <initializer_list>
+
+#include "shim/base/hook_table.h"
+#include "shim/dump/write/bundle_files.h"
+#include "shim/dump/verdict/verdict_text.h"
+#include "shim/record/recorder.h"
+
+namespace gpumemrec {
+
+const char* failure_error_name(const BundleInput& in) {
+  const FailureInfo* f = in.failure;
+  if (!f) return "";
+  const bool runtime_api = hook_info(f->api).library != Library::CUDA;
+  return error_name(in.backend, runtime_api, f->result);
+}
+
+const char* failure_module(const BundleInput& in) {
+  if (!in.failure) return "";
+  switch (hook_info(in.failure->api).library) {
+    case Library::CUDART: return "cuda_runtime";
+    case Library::CUDA: return "cuda_driver";
+    case Library::HIP: return "hip";
+  }
+  return "";
+}
+
+std::string failure_context(const BundleInput& in) {
+  const FailureInfo* f = in.failure;
+  if (!f) return std::string("dump on ") + dump_reason_name(in.reason);
+  std::string ctx = std::string(hook_name(f->api)) + "(" + std::to_string(f->size) + ") on device " +
+                    std::to_string(f->device) + " returned " + failure_error_name(in);
+  if (in.reason == DumpReason::kLimit) ctx += " (refused by GPUMEMREC_LIMIT)";
+  if (in.reason == DumpReason::kFailAfter) ctx += " (injected by GPUMEMREC_FAIL_AFTER)";
+  return ctx;
+}
+
+namespace {
+
+const char* first_env(std::initializer_list<const char*> names) {
+  for (auto* n : names)
+    if (const char* v = std::getenv(n)) return v;
+  return nullptr;
+}
+
+void int_or_string(JsonWriter& w, const char* key, const char* v) {
+  if (!v) return;
+  w.Key(key);
+  char* end = nullptr;
+  long long n = std::strtoll(v, &end, 10);
+  if (*v && end && *end == '\0') w.Int64(n);
+  else w.String(v);
+}
+
+void write_custom_metadata(JsonWriter& w) {
+  w.Key("custom_metadata");
+  w.StartObject();
+  int_or_string(w, "rank", first_env({"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"}));
+  int_or_string(w, "local_rank", first_env({"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID"}));
+  int_or_string(w, "world_size", first_env({"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"}));
+  if (const char* v = first_env({"SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID"})) {
+    w.Key("job_id");
+    w.String(v);
+  }
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) == 0) {
+    w.Key("hostname");
+    w.String(host);
+  }
+  w.EndObject();
+}
+
+void write_gpu_processes(JsonWriter& w, const GpuProcessReport& g) {
+  w.Key("gpu_processes");
+  if (g.available) {
+    w.StartArray();
+    for (const auto& p : g.processes) {
+      w.StartObject();
+      w.Key("pid"); w.Uint(p.pid);
+      w.Key("name"); w.String(p.name);
+      w.Key("used_bytes"); p.has_used ? w.Uint64(p.used_bytes) : w.Null();
+      w.Key("this_process"); w.Bool(p.is_self);
+      w.EndObject();
+    }
+    w.EndArray();
+  } else {
+    w.Null();
+  }
+  w.Key("gpu_processes_note"); w.String(g.available ? "from NVML" : g.error);
+}
+
+// Stormlog/gpumemprof's exception keys; null for signal and exit dumps.
+void write_exception(JsonWriter& w, const BundleInput& in, const model::Metadata& m) {
+  const bool f = in.failure != nullptr;
+  w.Key("exception_type"); f ? w.String(m.error_name) : w.Null();
+  w.Key("exception_module"); f ? w.String(failure_module(in)) : w.Null();
+  w.Key("exception_message"); f ? w.String(m.context) : w.Null();
+}
+
+void write_recovery(JsonWriter& w, const Recovery& r) {
+  w.StartObject();
+  w.Key("after_ms"); w.Double(double(r.after_ns) / 1e6);
+  w.Key("freed_bytes"); w.Uint64(r.freed_bytes);
+  w.Key("retry_size"); w.Uint64(r.retry_size);
+  w.Key("retry_api"); w.String(hook_name(r.retry_api));
+  w.Key("thread_id"); w.Uint(r.tid);
+  w.EndObject();
+}
+
+// The verdict (out-of-memory bundles only) and the recovered episodes that
+// got no bundle (every bundle).
+void write_outcome(JsonWriter& w, const BundleInput& in) {
+  if (in.failure) {
+    const Verdict& v = in.verdict;
+    w.Key("outcome"); w.String(outcome_name(v.outcome));
+    w.Key("outcome_detail"); w.String(outcome_detail(v, in.episode_ms));
+    w.Key("recovery");
+    if (v.outcome == Outcome::kRecovered) write_recovery(w, v.recovery);
+    else w.Null();
+  }
+  w.Key("recovered_failures");
+  w.StartObject();
+  w.Key("count"); w.Uint64(in.recovered.count);
+  w.Key("listed");
+  w.StartArray();
+  for (const RecoveredFailure& r : in.recovered.listed) {
+    w.StartObject();
+    w.Key("timestamp"); w.Double(seconds(r.time_ns));
+    w.Key("device_id"); w.Int(r.device);
+    w.Key("size"); w.Uint64(r.size);
+    w.Key("api"); w.String(hook_name(r.api));
+    w.Key("thread_id"); w.Uint(r.tid);
+    w.Key("stack_id"); w.Uint(r.stack_id);
+    w.Key("after_ms"); w.Double(double(r.after_ns) / 1e6);
+    w.Key("freed_bytes"); w.Uint64(r.freed_bytes);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+}
+
+}  // namespace
+
+bool write_metadata_json(BundleFiles& files, const BundleContent& c, std::string* error) {
+  OutFile file(files, "metadata.json");
+  if (file.ok()) {
+    const model::Metadata& m = c.model.metadata;
+    const bool f = c.in.failure != nullptr;
+    JsonWriter w(file.out());
+    w.StartObject();
+    w.Key("reason"); w.String(m.reason);
+    w.Key("api"); f ? w.String(m.api) : w.Null();
+    w.Key("error_code"); f ? w.Int64(m.error_code) : w.Null();
+    w.Key("error_name"); f ? w.String(m.error_name) : w.Null();
+    w.Key("requested_bytes"); f ? w.Uint64(m.requested_bytes) : w.Null();
+    w.Key("device_id"); f ? w.Int(m.device_id) : w.Null();
+    w.Key("device_free_bytes"); m.device_free_bytes ? w.Uint64(*m.device_free_bytes) : w.Null();
+    w.Key("device_total_bytes"); m.device_total_bytes ? w.Uint64(*m.device_total_bytes) : w.Null();
+    w.Key("live_bytes"); w.Uint64(m.live_bytes);
+    w.Key("live_allocations"); w.Uint64(m.live_allocations);
+    w.Key("live_bytes_by_device");
+    w.StartObject();
+    for (auto& kv : m.live_bytes_by_device) {
+      w.Key(std::to_string(kv.first).c_str());
+      w.Uint64(kv.second);
+    }
+    w.EndObject();
+    w.Key("thread_id"); f ? w.Uint(m.thread_id) : w.Uint(current_tid());
+    w.Key("stack_id"); w.Uint64(m.stack_id);
+    w.Key("context"); w.String(m.context);
+    write_exception(w, c.in, m);
+    w.Key("backend"); w.String(m.backend);
+    w.Key("pid"); w.Int(getpid());
+    w.Key("captured_event_count"); w.Uint64(m.captured_event_count);
+    w.Key("total_event_count"); w.Uint64(m.total_event_count);
+    w.Key("failed_calls_before_dump"); w.Uint64(m.failed_calls_before_dump);
+    if (m.frozen_after_failure_ms > 0) {
+      w.Key("frozen_after_failure_ms"); w.Double(m.frozen_after_failure_ms);
+    }
+    write_outcome(w, c.in);
+    w.Key("timestamp"); w.Double(m.timestamp);
+    write_gpu_processes(w, c.in.gpu_processes);
+    write_custom_metadata(w);
+    w.EndObject();
+  }
+  return file.finish(error);
+}
+
+}  // namespace gpumemrec

@@ -1,0 +1,168 @@
+// summary.txt: the text a person reads first. The top sites come from
+// common/live_sites.h, the computation `gpumemrec report` uses.
+#include <cstdio>
+#include <cstring>
+
+#include "common/format.h"
+#include "common/live_sites.h"
+#include "common/names.h"
+#include "shim/base/hook_table.h"
+#include "shim/dump/write/bundle_files.h"
+#include "shim/dump/verdict/verdict_text.h"
+
+namespace gpumemrec {
+
+namespace {
+
+constexpr size_t kFailingFrames = 24;
+constexpr size_t kSiteFrames = 12;
+constexpr size_t kTopSites = 10;
+constexpr size_t kRecoveredLines = 5;  // of the recovered failures (all in metadata.json)
+
+// Short C++ names (template and parameter lists collapsed, file:line kept),
+// as `gpumemrec report` prints them (common/names.h).
+std::string frame_line(const model::Frame& f) {
+  return names::frame_label(f, false) + (f.kind == model::FrameKind::kPython ? " [python]" : "");
+}
+
+// Up to `max` frames of a stack; "..." when there are more and `ellipsis`.
+void write_frames(FdOut& o, const model::Stack* s, size_t max, bool ellipsis) {
+  if (!s) return;
+  const std::string status = names::python_status_text(s->python);
+  if (!status.empty()) {
+    o.write("    (");
+    o.write(status.c_str());
+    o.write(")\n");
+  }
+  for (size_t k = 0; k < s->frames.size(); ++k) {
+    if (k >= max) {
+      if (ellipsis) o.write("    ...\n");
+      return;
+    }
+    o.write("    ");
+    o.write(frame_line(s->frames[k]).c_str());
+    o.write("\n");
+  }
+}
+
+void write_what_failed(FdOut& o, const BundleContent& c) {
+  char line[1024];
+  const FailureInfo* f = c.in.failure;
+  if (f) {
+    std::snprintf(line, sizeof line, "What failed:  %s(%llu bytes = %s) on device %d -> %s (%d)%s\n",
+                  hook_name(f->api), (unsigned long long)f->size, format_bytes(f->size).c_str(), f->device,
+                  failure_error_name(c.in), f->result,
+                  c.in.reason == DumpReason::kLimit      ? " [refused by GPUMEMREC_LIMIT]"
+                  : c.in.reason == DumpReason::kFailAfter ? " [injected by GPUMEMREC_FAIL_AFTER]"
+                                                          : "");
+  } else {
+    std::snprintf(line, sizeof line, "Reason:       %s\n", dump_reason_name(c.in.reason));
+  }
+  o.write(line);
+  if (c.in.devices.has_mem_info)
+    std::snprintf(line, sizeof line, "Device:       %s free of %s total (asked of the driver at dump time)\n",
+                  format_bytes(c.in.devices.free_bytes).c_str(), format_bytes(c.in.devices.total_bytes).c_str());
+  else
+    std::snprintf(line, sizeof line, "Device:       free/total unknown (the driver did not answer)\n");
+  o.write(line);
+}
+
+void write_outcome(FdOut& o, const BundleContent& c) {
+  if (c.in.failure) {
+    o.write("Outcome:      ");
+    o.write(outcome_name(c.in.verdict.outcome));
+    o.write(" - ");
+    o.write(outcome_detail(c.in.verdict, c.in.episode_ms).c_str());
+    o.write("\n");
+  }
+  if (c.in.frozen_after_failure_ns) {
+    char line[256];
+    std::snprintf(line, sizeof line,
+                  "State:        copied %.1f ms after the failure (earlier bundles were being written): what is "
+                  "live may have changed since\n", double(c.in.frozen_after_failure_ns) / 1e6);
+    o.write(line);
+  }
+  const RecoveredList& rec = c.in.recovered;
+  if (rec.count == 0) return;
+  char line[512];
+  std::snprintf(line, sizeof line, "Recovered out-of-memory failures since the previous bundle: %llu\n",
+                (unsigned long long)rec.count);
+  o.write(line);
+  const size_t n = rec.listed.size(), from = n > kRecoveredLines ? n - kRecoveredLines : 0;
+  for (size_t i = from; i < n; ++i) {
+    const RecoveredFailure& r = rec.listed[i];
+    std::snprintf(line, sizeof line, "    %s(%s) on device %d, thread %u: recovered after freeing %s (%.1f ms)\n",
+                  hook_name(r.api), format_bytes(r.size).c_str(), r.device, r.tid,
+                  format_bytes(r.freed_bytes).c_str(), double(r.after_ns) / 1e6);
+    o.write(line);
+  }
+}
+
+void write_totals(FdOut& o, const BundleContent& c) {
+  char line[1024];
+  const DumpSnapshot& s = c.snap;
+  std::snprintf(line, sizeof line, "This process: %s live in %llu allocations", format_bytes(s.live_bytes).c_str(),
+                (unsigned long long)s.live_count);
+  o.write(line);
+  if (s.live_by_device.size() > 1) {
+    o.write(" (");
+    bool first = true;
+    for (auto& kv : s.live_by_device) {
+      std::snprintf(line, sizeof line, "%sdevice %d: %s", first ? "" : ", ", kv.first, format_bytes(kv.second).c_str());
+      o.write(line);
+      first = false;
+    }
+    o.write(")");
+  }
+  o.write("\n");
+  std::snprintf(line, sizeof line, "Events:       %llu in this bundle, %llu recorded since start\n",
+                (unsigned long long)s.event_count, (unsigned long long)(s.end_seq - 1));
+  o.write(line);
+  if (c.in.gpu_processes.available) {
+    o.write("On the GPU:   ");
+    o.write(describe_gpu_processes(c.in.gpu_processes).c_str());
+    o.write("\n");
+  }
+}
+
+void write_top_sites(FdOut& o, const BundleContent& c) {
+  const std::vector<model::LiveSite> top = model::live_sites(c.model);
+  const uint64_t live = c.snap.live_bytes;
+  o.write("\nTop allocation sites by live bytes:\n");
+  if (top.empty()) o.write("    (nothing live)\n");
+  char line[256];
+  for (size_t i = 0; i < top.size() && i < kTopSites; ++i) {
+    std::snprintf(line, sizeof line, "\n#%zu  %s in %llu allocation%s (%.1f%% of live)\n", i + 1,
+                  format_bytes(top[i].bytes).c_str(), (unsigned long long)top[i].count, top[i].count == 1 ? "" : "s",
+                  live ? 100.0 * double(top[i].bytes) / double(live) : 0);
+    o.write(line);
+    const model::Stack* s = c.model.find_stack(top[i].stack_id);
+    if (!s || s->frames.empty()) o.write("    (no stack recorded)\n");
+    else write_frames(o, s, kSiteFrames, true);
+  }
+}
+
+}  // namespace
+
+bool write_summary_txt(BundleFiles& files, const BundleContent& c, std::string* error) {
+  OutFile file(files, "summary.txt");
+  if (file.ok()) {
+    FdOut& o = file.out();
+    o.write("gpumemrec dump ");
+    o.write(c.in.bundle_name.c_str());
+    o.write("\n\n");
+    write_what_failed(o, c);
+    write_outcome(o, c);
+    write_totals(o, c);
+    if (c.in.failure && c.in.failure->stack_id) {
+      o.write("\nFailing call stack:\n");
+      write_frames(o, c.model.find_stack(c.in.failure->stack_id), kFailingFrames, false);
+    }
+    write_top_sites(o, c);
+    o.write("\nFiles: events.json (recent events), allocations.json (live), stacks.json, metadata.json,\n"
+            "environment.json. `gpumemrec report <bundle>` gives the full view.\n");
+  }
+  return file.finish(error);
+}
+
+}  // namespace gpumemrec
