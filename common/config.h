@@ -27,6 +27,10 @@ struct Config {
   std::string log_level = "warn";         // GPUMEMREC_LOG_LEVEL
   bool disable = false;                   // GPUMEMREC_DISABLE
   bool python_stacks = true;              // GPUMEMREC_PYTHON_STACKS
+  // The Python start-up hook (docs/python-hook.md): the recorder's own
+  // sitecustomize, for PyTorch's and JAX's views at an out-of-memory.
+  bool python_hook = true;                // GPUMEMREC_PYTHON_HOOK
+  uint64_t torch_history = 0;             // GPUMEMREC_TORCH_HISTORY (0 = off; read by the hook)
   // GPUMEMREC_LIMIT: per-device byte limit; 0 = none. A bare size applies to
   // every device; "0:24GiB,1:40GiB" names devices.
   uint64_t limit_bytes[kMaxDevices] = {};

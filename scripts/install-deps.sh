@@ -7,7 +7,7 @@ PACKAGES=(
   dpkg-dev  # cpack -G DEB: dpkg-shlibdeps for the package's Depends (tools.deb)
   libgtest-dev libgmock-dev libbenchmark-dev
   libunwind-dev libdw-dev libelf-dev
-  rapidjson-dev libspdlog-dev libfmt-dev libcli11-dev libsqlite3-dev
+  rapidjson-dev libspdlog-dev libfmt-dev libcli11-dev libsqlite3-dev zlib1g-dev
   libamdhip64-dev
   clang libclang-rt-14-dev  # scripts/fuzz.sh: libFuzzer targets
 )

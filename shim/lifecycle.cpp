@@ -16,6 +16,7 @@
 
 #include "shim/base/loader_guard.h"
 #include "shim/base/privilege.h"
+#include "shim/base/python_hook_env.h"
 #include "shim/dump/dumper.h"
 #include "shim/dump/signal_dump.h"
 #include "shim/hooks/exit_hook.h"
@@ -47,7 +48,10 @@ __attribute__((constructor)) void gpumemrec_constructor() {
   // (the recorder checks again in its lazy init).
   if (process_is_privileged()) return;
   const int saved = errno;
-  if (Recorder* r = recorder()) {
+  Recorder* r = recorder();
+  // First: before the interpreter reads PYTHONPATH (after main begins).
+  python_hook_inject(r && r->cfg.python_hook);
+  if (r) {
     dumper_init(r);
     pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
     if (r->cfg.stack_depth > 0) stack_capture_init();

@@ -10,6 +10,7 @@
 #include "tools/analysis.h"
 #include "tools/cli.h"
 #include "tools/commands.h"
+#include "tools/framework_view.h"
 #include "tools/json_out.h"
 #include "tools/verdict.h"
 #include "common/names.h"
@@ -33,6 +34,7 @@ struct ReportOptions {
 void out(const std::string& s) { fputs(s.c_str(), stdout); }
 
 constexpr size_t kRecoveredRows = 32;  // the shim lists at most 32
+constexpr size_t kFrameworkRows = 10;  // mostly-free segments, JAX buffer sites
 
 std::string dev_name(int32_t d) { return d < 0 ? "unknown device" : "device " + std::to_string(d); }
 std::string reason_of(const Bundle& b) { return b.metadata.reason.empty() ? b.manifest.reason : b.metadata.reason; }
@@ -200,6 +202,7 @@ void text_apis(const Bundle& b) {
 void report_bundle(const Bundle& b, const ReportOptions& o) {
   text_header(b);
   text_failure(b, o);
+  out(framework_view_text(read_framework_view(b.path), kFrameworkRows));
   out(recovered_failures_text(b, kRecoveredRows, o.verbose));
   text_sites(b, o);
   text_curve(b, o);
@@ -374,6 +377,7 @@ void json_bundle(JsonWriter& w, const Bundle& b, const ReportOptions& o) {
   json_header(w, b);
   json_failure(w, b, o);
   json_verdict(w, b);
+  json_framework_view(w, read_framework_view(b.path), kFrameworkRows);
   json_sites(w, b, o);
   json_curve(w, b);
   json_oldest(w, b, o);
@@ -422,7 +426,7 @@ const Item* first_failure(const std::vector<Item>& items) {
   const Item* recovered = nullptr;
   for (auto& it : items) {
     std::string r = reason_of(it.b);
-    if (r != "oom" && r != "limit" && r != "fail_after") continue;
+    if (r != "oom" && r != "limit" && r != "fail_after" && r != "framework_oom") continue;
     if (it.b.outcome() != "recovered") return &it;
     if (!recovered) recovered = &it;
   }

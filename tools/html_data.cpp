@@ -7,6 +7,7 @@
 #include "tools/analysis.h"
 #include "tools/cli.h"
 #include "tools/flame_graph.h"
+#include "tools/framework_view.h"
 #include "common/names.h"
 #include "tools/output_file.h"
 
@@ -87,6 +88,9 @@ void add_meta(Page& p) {
   else j.raw("null");
   j.raw(",").key("cmdline").str(cmd).raw(",").key("stack_id").num(m.stack_id);
   add_verdict(j, b);
+  // The framework's own view (framework.json, JAX's memory profile), as
+  // `report` prints it; "" when the bundle has none.
+  j.raw(",").key("framework").str(framework_view_text(read_framework_view(b.path), 10));
   j.raw("}");
   if (m.stack_id) p.stacks_used.insert(m.stack_id);
 }

@@ -147,6 +147,7 @@ function failure(){
   if(D.ooms.length)kv("OOMs in the ring",D.ooms.length+(rec?" ("+rec+" recovered: "+(own?"the bundle's own failure by its verdict ("+esc(own)+"), the others when ":"")+
     "the same thread later allocated as much)":""));
   h+="</div>";
+  if(m.framework)h+="<pre id='framework' style='margin-top:6px'>"+esc(m.framework)+"</pre>";
   if(m.stack_id){h+="<div style='margin-top:6px'><a href='#' id='failstack'>stack of the failing call</a></div>";}
   $("failure").innerHTML=h;
   var fs=$("failstack");if(fs)fs.onclick=function(e){e.preventDefault();showStack(m.stack_id,"failing call");};

@@ -95,7 +95,41 @@ def torch_train_loop():
     print("STEP_MS %.4f" % (1000 * dt / steps))
 
 
+def torch_fraction():
+    # The Python start-up hook: PyTorch refuses past the fraction without
+    # calling cudaMalloc; only its observer can report it (framework_oom).
+    import torch
+    torch.cuda.set_per_process_memory_fraction(0.1)
+    torch_grow_activations()
+
+
+def torch_wait_fatal():
+    # The hook's exact verdict: with GPUMEMREC_EPISODE_MS at 10 minutes, the
+    # bundle is fatal while the program still runs (the observer said so).
+    import glob
+    import json
+    torch_grow_activations()
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        for m in glob.glob(os.path.join(os.environ["GPUMEMREC_DIR"], "*", "manifest.json")):
+            with open(m) as f:
+                if json.load(f).get("outcome") == "fatal":
+                    print("FATAL_WHILE_RUNNING")
+                    return
+        time.sleep(0.1)
+
+
+def jax_uncaught():
+    # Uncaught RESOURCE_EXHAUSTED with XLA's default arena: the hook writes
+    # jax.profiler.device_memory_profile() into a framework_oom bundle.
+    import jax.numpy as jnp
+    held = []
+    while True:
+        held.append(jnp.ones((1 << 28,), dtype=jnp.float32).block_until_ready())
+
+
 CASES = {
+    "torch_fraction": torch_fraction, "torch_wait_fatal": torch_wait_fatal, "jax_uncaught": jax_uncaught,
     "torch": torch_grow_activations, "torch_recovered": torch_recovered, "jax": jax_grow_arrays,
     "cupy": cupy_grow_arrays, "torch_hold": torch_hold_memory, "torch_train": torch_train_loop,
 }

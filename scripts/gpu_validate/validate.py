@@ -230,6 +230,44 @@ def main():
                "ms/step plain=%.3f shim=%.3f (%+.2f%%) torch_recorder=%.3f (%+.2f%%)" %
                (med["plain"], med["shim"], shim_pct, med["torch_recorder"], rec_pct))
 
+    # --- The Python start-up hook (docs/python-hook.md)
+    def framework_files(c, reason, state):
+        found = c.bundles()
+        if not found:
+            return False, "no bundle"
+        b = found[0]
+        man = load(b, "manifest.json")
+        digest = load(b, "framework.json") if "framework.json" in man["files"] else {}
+        ok = man["reason"] == reason and man.get("outcome") == "fatal" and state in man["files"]
+        return ok, "reason=%s outcome=%s files=%s reserved=%s allocated=%s" % (
+            man["reason"], man.get("outcome"), man["files"], digest.get("reserved_bytes"),
+            digest.get("allocated_bytes"))
+
+    if want("hook_env"):
+        c = Case("hook_env", logs)
+        prog = [sys.executable, os.path.join(HERE, "..", "..", "tests/python/framework_cases/show_env.py")]
+        plain, hooked = c.run(prog, None), c.run(prog, shim)
+        record("hook_env", plain.returncode == 0 and plain.stdout == hooked.stdout and "HOOKED=1" in hooked.stderr,
+               "environment, sys.path and a child's view unchanged under the hook")
+    if want("hook_torch_fraction") and torch_ok:
+        c = Case("hook_torch_fraction", logs)
+        p = c.run(fw + ["torch_fraction"], shim)
+        ok, detail = framework_files(c, "framework_oom", "framework_state.pickle")
+        record("hook_torch_fraction", ok and p.returncode == 0 and "OOM torch" in p.stdout, detail)
+    if want("hook_torch_exact") and torch_ok:
+        c = Case("hook_torch_exact", logs)
+        p = c.run(fw + ["torch_wait_fatal"], shim, {"GPUMEMREC_EPISODE_MS": "600000"})
+        ok, detail = framework_files(c, "oom", "framework_state.pickle")
+        record("hook_torch_exact", ok and "FATAL_WHILE_RUNNING" in p.stdout, detail)
+    if want("hook_jax") and have_module("jax"):
+        c = Case("hook_jax", logs)
+        p = c.run(fw + ["jax_uncaught"], shim)
+        ok, detail = framework_files(c, "framework_oom", "framework_memory_profile.pb.gz")
+        report = subprocess.run([os.path.join(args.build, "bin", "gpumemrec"), "report"] + c.bundles()[:1],
+                                capture_output=True, text=True)
+        ok = ok and p.returncode != 0 and "JAX live buffers" in report.stdout and "jax_uncaught" in report.stdout
+        record("hook_jax", ok, detail)
+
     # --- The table
     table = ["| case | result | details |", "|---|---|---|"]
     table += ["| %s | %s | %s |" % r for r in RESULTS]

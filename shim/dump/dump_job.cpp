@@ -96,6 +96,13 @@ void fill_input(const DumpJob& job, const DumpServices& s, const Verdict& v, Wri
   in.recovered = s.episodes->recovered();
   in.awaiting_symbols = job.awaiting_symbols;
   in.frozen_after_failure_ns = job.frozen_late_ns;
+  if (job.reason == DumpReason::kFrameworkOom) {
+    in.framework = framework_report_take(0);
+    in.verdict.outcome = Outcome::kFatal;
+    in.verdict.cause = FatalCause::kFramework;
+  } else if (job.has_failure) {
+    in.framework = framework_report_take(job.episode);
+  }
   try {
     if (in.backend == Backend::kCuda) in.gpu_processes = query_gpu_processes(job.has_failure ? job.failure.device : 0);
   } catch (...) {
@@ -225,7 +232,11 @@ bool write_job(const DumpJob& job, const DumpServices& s, bool on_writer, Verdic
   } catch (...) {
   }
   if (has_failure && v.outcome == Outcome::kUnknown && on_writer) {
-    apply_late_verdict(s, wait_for_verdict(episode, cfg, s, 0), w);
+    const Verdict late = wait_for_verdict(episode, cfg, s, 0);
+    // The framework's report, when it closed the episode after the bundle
+    // was written (it is held before the verdict is decided).
+    if (!w.in.framework) w.in.framework = framework_report_take(episode);
+    apply_late_verdict(s, late, w);
     return true;
   }
   if (w.kept) s.episodes->clear_recovered(w.in.recovered.up_to);

@@ -433,6 +433,28 @@ void dumper_before_unload() {
   }
 }
 
+int dumper_on_framework_oom(std::shared_ptr<FrameworkReport> report) {
+  Recorder* r = recorder();
+  if (!r || !g_buffer.data || !g_symbolizer || !g_frozen_ready) return -1;
+  const int saved_errno = errno;
+  int ret = -1;
+  // Held before the verdict is decided: the writer, woken by the verdict,
+  // finds it (dump_job.cpp, fill_input and the late verdict).
+  if (const uint64_t episode = g_episodes.open_on(report->device)) {
+    report->episode = episode;
+    framework_report_put(std::move(report));
+    if (g_episodes.close_fatal(episode, FatalCause::kFramework)) writer_wake();
+    ret = 0;
+  } else {
+    report->episode = 0;
+    framework_report_put(std::move(report));
+    ret = dump_when_free(r, DumpReason::kFrameworkOom, kExitWaitMs) ? 1 : -1;
+    framework_report_take(0);  // not left behind when the bundle could not be written
+  }
+  errno = saved_errno;
+  return ret;
+}
+
 bool dump_now(Recorder* r, DumpReason reason, const FailureInfo* f) {
   if (!r || !g_buffer.data || !g_symbolizer) return false;
   (void)f;
@@ -478,6 +500,7 @@ void dumper_atfork_child() {
   g_exit_said.store(false);
   for (auto& a : g_awaiting_symbols) a.store(false);
   g_deferred.reset();
+  framework_report_atfork_child();
   t_pending_request = PendingRequest{};
 }
 

@@ -10,8 +10,10 @@
 //   fsync the directory, prune, report one line -> release the slot.
 #pragma once
 #include <cstdint>
+#include <memory>
 
 #include "shim/base/tls.h"
+#include "shim/dump/capture/framework_report.h"
 #include "shim/dump/verdict/episodes.h"
 #include "shim/record/failure.h"
 
@@ -31,6 +33,13 @@ extern GM_TLS PendingRequest t_pending_request;
 // thread with a pending request may have just retried it.
 inline bool dumper_thread_has_pending() { return __builtin_expect(t_pending_request.episode != 0, 0); }
 void dumper_on_success(HookId api, int device, uint64_t size);
+// A framework's own out-of-memory (framework_oom.cpp): the report closes the
+// open episode on its device as fatal at once and goes into that episode's
+// bundle (0 returned); with no episode open (the framework refused before
+// the driver: set_per_process_memory_fraction, XLA's arena) it gets a
+// bundle of its own, reason framework_oom, written on this thread (1
+// returned); -1 when nothing could be done.
+int dumper_on_framework_oom(std::shared_ptr<FrameworkReport> report);
 // Writes a bundle now (signal thread, exit); false if another dump runs or
 // writing failed.
 bool dump_now(Recorder* r, DumpReason reason, const FailureInfo* f);

@@ -8,7 +8,9 @@
 
 namespace gpumemrec {
 
-enum class DumpReason : uint8_t { kNone = 0, kOom, kLimit, kFailAfter, kSignal, kExit };
+// kFrameworkOom: a framework's own allocator gave up without a driver-level
+// failure (the Python start-up hook: docs/python-hook.md).
+enum class DumpReason : uint8_t { kNone = 0, kOom, kLimit, kFailAfter, kSignal, kExit, kFrameworkOom };
 const char* dump_reason_name(DumpReason r);
 
 struct FailureInfo {

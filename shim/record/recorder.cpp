@@ -133,6 +133,7 @@ const char* dump_reason_name(DumpReason r) {
     case DumpReason::kFailAfter: return "fail_after";
     case DumpReason::kSignal: return "signal";
     case DumpReason::kExit: return "exit";
+    case DumpReason::kFrameworkOom: return "framework_oom";
     case DumpReason::kNone: break;
   }
   return "none";

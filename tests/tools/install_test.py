@@ -51,7 +51,8 @@ def clean_env(build):
 
 
 def check_layout(prefix):
-    for rel in ("bin/gpumemrec", "lib/gpumemrec/libgpumemrec.so", "share/man/man1/gpumemrec.1.gz",
+    for rel in ("bin/gpumemrec", "lib/gpumemrec/libgpumemrec.so", "lib/gpumemrec/python/sitecustomize.py",
+                "lib/gpumemrec/python/gpumemrec_pyhook/torch_hook.py", "share/man/man1/gpumemrec.1.gz",
                 "share/man/man1/gpumemrec-run.1.gz", "share/man/man1/gpumemrec-diff.1.gz",
                 "share/bash-completion/completions/gpumemrec", "share/doc/gpumemrec/cli.md",
                 "share/doc/gpumemrec/README.md"):

@@ -71,6 +71,18 @@ bool Episodes::expire(uint64_t now_ns, uint64_t episode_ns, bool force, FatalCau
   return true;
 }
 
+uint64_t Episodes::open_on(int device) {
+  SpinGuard g(lock_);
+  return open_ && (device < 0 || first_.device == device) ? open_ : 0;
+}
+
+bool Episodes::close_fatal(uint64_t id, FatalCause cause) {
+  SpinGuard g(lock_);
+  if (!id || id != open_) return false;
+  close(Outcome::kFatal, cause, 0);
+  return true;
+}
+
 uint64_t Episodes::deadline_ns(uint64_t episode_ns) {
   SpinGuard g(lock_);
   return open_ ? last_ns_ + episode_ns : 0;

@@ -40,7 +40,9 @@ enum class Outcome : uint8_t { kUnknown = 0, kRecovered, kFatal };
 const char* outcome_name(Outcome o);  // "unknown", "recovered", "fatal"
 
 // Why an episode was fatal.
-enum class FatalCause : uint8_t { kNone = 0, kNoRetry, kExit, kSignal };
+// kFramework: the framework said it gave up (PyTorch's out-of-memory
+// observer, called after its last retry: docs/python-hook.md).
+enum class FatalCause : uint8_t { kNone = 0, kNoRetry, kExit, kSignal, kFramework };
 
 struct Recovery {
   uint64_t after_ns = 0;     // from the episode's first failure to the successful retry
@@ -108,6 +110,12 @@ class Episodes {
   // episode_ns since its last failure (or at once with `force`: the program
   // ends). True when it closed one now.
   bool expire(uint64_t now_ns, uint64_t episode_ns, bool force, FatalCause cause, int signal = 0);
+  // The open episode when its first failure was on `device` (any device
+  // when device < 0), else 0.
+  uint64_t open_on(int device);
+  // Closes episode `id` as fatal now if it is still the open one (the
+  // framework's own word: exact, no grace period). True when it closed it.
+  bool close_fatal(uint64_t id, FatalCause cause);
   // When the open episode expires (monotonic ns), 0 when none is open.
   uint64_t deadline_ns(uint64_t episode_ns);
   // The verdict of episode `id` (unknown while it is open). An episode is

@@ -21,6 +21,8 @@ std::string outcome_detail(const Verdict& v, uint64_t episode_ms) {
     case Outcome::kRecovered: return recovery_phrase(v.recovery);
     case Outcome::kFatal:
       if (v.cause == FatalCause::kExit) return "not recovered: the program exited";
+      if (v.cause == FatalCause::kFramework)
+        return "not recovered: the framework's allocator gave up after its last retry (its out-of-memory hook ran)";
       if (v.cause == FatalCause::kSignal) {
         const char* abbrev = sigabbrev_np(v.signal);
         std::snprintf(buf, sizeof buf, "not recovered: the program ended by signal %d (SIG%s)", v.signal,

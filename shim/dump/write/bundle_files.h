@@ -59,6 +59,11 @@ bool write_metadata_json(BundleFiles& files, const BundleContent& c, std::string
 bool write_environment_json(BundleFiles& files, const BundleContent& c, std::string* error);
 bool write_summary_txt(BundleFiles& files, const BundleContent& c, std::string* error);
 bool write_manifest_json(BundleFiles& files, const BundleContent& c, std::string* error);
+// framework.json and the framework's state file, when the hook gave them
+// (write_framework.cpp); written once (a rewrite adds them if missing).
+bool write_framework_files(BundleFiles& files, const BundleContent& c, std::string* error);
+void write_framework_metadata(JsonWriter& w, const BundleInput& in);  // "framework": {...} or null
+void write_framework_summary(FdOut& o, const BundleInput& in);
 
 // Seconds since the epoch as a double (timestamps in JSON).
 inline double seconds(uint64_t ns) { return double(ns) / 1e9; }

@@ -5,12 +5,14 @@
 // job see the types without the whole write.
 #pragma once
 #include <atomic>
+#include <memory>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "common/bundle_model.h"
 #include "shim/dump/capture/dump_snapshot.h"
+#include "shim/dump/capture/framework_report.h"
 #include "shim/dump/query/device_query.h"
 #include "shim/dump/query/gpu_processes.h"
 #include "shim/dump/verdict/episodes.h"
@@ -40,7 +42,15 @@ struct BundleInput {
   // > 0: the state was frozen this long after the failure (its episode met
   // other bundles in the works: dumper.cpp, Deferred).
   uint64_t frozen_after_failure_ns = 0;
+  // The framework's own view (the Python start-up hook), when it gave one.
+  std::shared_ptr<const FrameworkReport> framework;
 };
+
+// Bundles with a verdict: a driver-level failure's, and framework_oom
+// (fatal: the framework said so).
+inline bool has_verdict(const BundleInput& in) {
+  return in.failure != nullptr || in.reason == DumpReason::kFrameworkOom;
+}
 
 struct WriteBuffer {
   char* data = nullptr;

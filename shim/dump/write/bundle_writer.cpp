@@ -72,7 +72,8 @@ bool write_bundle(int dirfd, const BundleInput& in, const FrozenState& frozen, S
   const BundleContent c{in, snap, build->model, build->symbolizer};
   using Writer = bool (*)(BundleFiles&, const BundleContent&, std::string*);
   static const Writer kFiles[] = {write_events_json,      write_allocations_json, write_stacks_json,
-                                  write_metadata_json,    write_environment_json, write_summary_txt};
+                                  write_metadata_json,    write_environment_json, write_summary_txt,
+                                  write_framework_files};
   for (Writer w : kFiles)
     if (!w(files, c, error)) return false;
   add_optional_pickle(files, c, build->model, arena_at_start);
@@ -90,9 +91,11 @@ bool rewrite_verdict_files(int bundle_fd, const BundleInput& in, BundleBuild& bu
   files.names = build.names;
   const BundleContent c{in, build.snap, build.model, build.symbolizer};
   using Writer = bool (*)(BundleFiles&, const BundleContent&, std::string*);
-  static const Writer kFiles[] = {write_metadata_json, write_summary_txt, write_manifest_json};
+  static const Writer kFiles[] = {write_framework_files, write_metadata_json, write_summary_txt,
+                                  write_manifest_json};
   for (Writer w : kFiles)
     if (!w(files, c, error)) return false;
+  build.names = files.names;  // the framework's files, when they came with the verdict
   fsync(bundle_fd);
   return true;
 }

@@ -34,7 +34,7 @@ bool write_manifest_json(BundleFiles& files, const BundleContent& c, std::string
     w.Key("created_at_utc"); w.String(iso_utc(c.in.created_ns));
     w.Key("reason"); w.String(dump_reason_name(c.in.reason));
     w.Key("backend"); w.String(backend_name(c.in.backend));
-    if (c.in.failure) {
+    if (has_verdict(c.in)) {
       w.Key("outcome"); w.String(outcome_name(c.in.verdict.outcome));
     }
     w.Key("event_count"); w.Uint64(c.snap.event_count);

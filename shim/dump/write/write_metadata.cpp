@@ -113,7 +113,8 @@ void write_recovery(JsonWriter& w, const Recovery& r) {
 // The verdict (out-of-memory bundles only) and the recovered episodes that
 // got no bundle (every bundle).
 void write_outcome(JsonWriter& w, const BundleInput& in) {
-  if (in.failure) {
+  write_framework_metadata(w, in);
+  if (has_verdict(in)) {
     const Verdict& v = in.verdict;
     w.Key("outcome"); w.String(outcome_name(v.outcome));
     w.Key("outcome_detail"); w.String(outcome_detail(v, in.episode_ms));

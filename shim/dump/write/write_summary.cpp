@@ -68,7 +68,7 @@ void write_what_failed(FdOut& o, const BundleContent& c) {
 }
 
 void write_outcome(FdOut& o, const BundleContent& c) {
-  if (c.in.failure) {
+  if (has_verdict(c.in)) {
     o.write("Outcome:      ");
     o.write(outcome_name(c.in.verdict.outcome));
     o.write(" - ");
@@ -82,6 +82,7 @@ void write_outcome(FdOut& o, const BundleContent& c) {
                   "live may have changed since\n", double(c.in.frozen_after_failure_ns) / 1e6);
     o.write(line);
   }
+  write_framework_summary(o, c.in);
   const RecoveredList& rec = c.in.recovered;
   if (rec.count == 0) return;
   char line[512];

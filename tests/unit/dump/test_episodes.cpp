@@ -239,3 +239,21 @@ TEST(Episodes, DumperWritesFailedCallsBeforeDump) {
   r->cfg.max_dumps = 5;
   r->cfg.episode_ms = 60000;
 }
+
+// The framework's own word (PyTorch's out-of-memory observer): the open
+// episode on its device is fatal at once, without waiting for the window.
+TEST(Episodes, TheFrameworkClosesTheOpenEpisodeOnItsDeviceAsFatal) {
+  Episodes e;
+  PendingRequest t1{};
+  const uint64_t id = e.on_failure(failure(1, 64, 1), 1000, 500, kWindow, &t1);
+  EXPECT_EQ(e.open_on(0), 0u);  // another device: not this episode
+  EXPECT_EQ(e.open_on(1), id);
+  EXPECT_EQ(e.open_on(-1), id);
+  EXPECT_FALSE(e.close_fatal(id + 1, FatalCause::kFramework));  // not the open one
+  EXPECT_TRUE(e.close_fatal(id, FatalCause::kFramework));
+  const Verdict v = e.verdict(id);
+  EXPECT_EQ(v.outcome, Outcome::kFatal);
+  EXPECT_EQ(v.cause, FatalCause::kFramework);
+  EXPECT_EQ(e.open_on(1), 0u);
+  EXPECT_FALSE(e.close_fatal(id, FatalCause::kFramework));  // decided already
+}

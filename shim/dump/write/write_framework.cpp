@@ -1,0 +1,96 @@
+// The framework's own view (docs/python-hook.md): framework.json (the
+// hook's digest), the framework's state file, the "framework" object of
+// metadata.json and its lines in summary.txt.
+#include <cstdio>
+
+#include "common/format.h"
+#include "shim/dump/write/bundle_files.h"
+
+namespace gpumemrec {
+
+namespace {
+
+bool write_bytes(BundleFiles& files, const char* name, const std::string& bytes, std::string* error) {
+  OutFile file(files, name);
+  if (file.ok()) file.out().write(bytes.data(), bytes.size());
+  return file.finish(error);
+}
+
+bool listed(const BundleFiles& files, const char* name) {
+  for (const auto& n : files.names)
+    if (n == name) return true;
+  return false;
+}
+
+}  // namespace
+
+bool write_framework_files(BundleFiles& files, const BundleContent& c, std::string* error) {
+  const FrameworkReport* f = c.in.framework.get();
+  if (!f || listed(files, "framework.json")) return true;
+  // New files even when the verdict's files are written again: the report
+  // came with the verdict, after the bundle was written.
+  const bool rewrite = files.rewrite;
+  files.rewrite = false;
+  bool ok = write_bytes(files, "framework.json", f->digest, error);
+  if (ok && !f->state.empty()) ok = write_bytes(files, f->state_name.c_str(), f->state, error);
+  files.rewrite = rewrite;
+  return ok;
+}
+
+void write_framework_metadata(JsonWriter& w, const BundleInput& in) {
+  const FrameworkReport* f = in.framework.get();
+  w.Key("framework");
+  if (!f) {
+    w.Null();
+    return;
+  }
+  w.StartObject();
+  w.Key("name"); w.String(f->framework);
+  w.Key("device"); w.Int(f->device);
+  w.Key("request_bytes"); w.Uint64(f->request_bytes);
+  w.Key("device_total"); w.Uint64(f->device_total);
+  w.Key("device_free"); w.Uint64(f->device_free);
+  w.Key("reserved_bytes"); w.Uint64(f->reserved_bytes);
+  w.Key("allocated_bytes"); w.Uint64(f->allocated_bytes);
+  w.Key("largest_free_block"); w.Uint64(f->largest_free_block);
+  w.Key("mostly_free_segment_count"); w.Uint64(f->mostly_free_segments);
+  w.Key("mostly_free_bytes"); w.Uint64(f->mostly_free_bytes);
+  w.Key("error"); w.String(f->error);
+  w.Key("state_file"); f->state.empty() ? w.Null() : w.String(f->state_name);
+  w.EndObject();
+}
+
+void write_framework_summary(FdOut& o, const BundleInput& in) {
+  const FrameworkReport* f = in.framework.get();
+  if (!f) return;
+  char line[1024];
+  if (f->framework == "torch") {
+    std::snprintf(line, sizeof line,
+                  "PyTorch:      asked %s on device %d; reserved %s, allocated %s (%s cached, free); largest free "
+                  "block %s\n",
+                  format_bytes(f->request_bytes).c_str(), f->device, format_bytes(f->reserved_bytes).c_str(),
+                  format_bytes(f->allocated_bytes).c_str(),
+                  format_bytes(f->reserved_bytes > f->allocated_bytes ? f->reserved_bytes - f->allocated_bytes : 0)
+                      .c_str(),
+                  format_bytes(f->largest_free_block).c_str());
+    o.write(line);
+    if (f->mostly_free_segments) {
+      std::snprintf(line, sizeof line,
+                    "              %llu segment(s) mostly free cache (under half allocated), %s free in them: "
+                    "fragmentation (framework.json lists them)\n",
+                    (unsigned long long)f->mostly_free_segments, format_bytes(f->mostly_free_bytes).c_str());
+      o.write(line);
+    }
+  } else {
+    std::snprintf(line, sizeof line, "%s:%*s%s\n", f->framework.c_str(),
+                  int(f->framework.size() < 13 ? 13 - f->framework.size() : 1), "", f->error.c_str());
+    o.write(line);
+    if (!f->state.empty()) {
+      std::snprintf(line, sizeof line, "              its live buffers: %s (gpumemrec report lists them)\n",
+                    f->state_name.c_str());
+      o.write(line);
+    }
+  }
+}
+
+}  // namespace gpumemrec

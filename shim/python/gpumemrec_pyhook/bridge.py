@@ -1,0 +1,45 @@
+"""The hook's link to libgpumemrec.so and its one stderr line.
+
+gpumemrec_framework_oom(digest, digest_len, state_name, state, state_len)
+is exported by the preloaded library (shim/dump/framework_oom.cpp), so it is
+in the process's global scope: ctypes.CDLL(None) finds it. The bytes are
+copied before it returns.
+"""
+import json
+import sys
+
+_said = [False]
+
+
+def warn_once(what):
+    if _said[0]:
+        return
+    _said[0] = True
+    try:
+        sys.stderr.write("gpumemrec: warning: Python hook: %s (said once; the program carries on)\n" % what)
+    except Exception:
+        pass
+
+
+def guarded(fn, *args):
+    """Runs fn; any exception is said once and swallowed."""
+    try:
+        return fn(*args)
+    except BaseException as exc:  # noqa: B902 - the program must never see ours
+        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+            raise
+        warn_once("%s in %s: %s" % (type(exc).__name__, getattr(fn, "__name__", "?"), exc))
+        return None
+
+
+def report(digest, state_name, state):
+    """Hands the framework's view to the recorder: 0 attached to the open
+    out-of-memory episode, 1 a framework_oom bundle written, -1 nothing."""
+    import ctypes
+
+    fn = ctypes.CDLL(None).gpumemrec_framework_oom
+    fn.restype = ctypes.c_int
+    fn.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t]
+    text = json.dumps(digest, separators=(",", ":")).encode()
+    state = state or b""
+    return fn(text, len(text), state_name.encode(), state, len(state))

@@ -1,0 +1,254 @@
+#!/usr/bin/env python3
+"""The Python start-up hook's tests (docs/python-hook.md): programs run under
+LD_PRELOAD=libgpumemrec.so with the interpreter under test, stand-in torch
+and jax packages (standins/) on PYTHONPATH driving the fake CUDA runtime.
+
+  run_framework.py --case env --shim build/bin/libgpumemrec.so --fakes build/tests/fakes
+
+Cases:
+  env          the program, its os.environ, the C environment, sys.path and a
+               child (python and env) see what they see without the recorder,
+               for PYTHONPATH unset, set and empty; the hook did load
+  user_site    the user's own sitecustomize still runs (and is the module
+               named sitecustomize)
+  flags        no hook under -I, -E, -S, -IS (nothing loaded, environment
+               unchanged for the program and its children)
+  off          GPUMEMREC_PYTHON_HOOK=0: no hook
+  hook_error   a hook that fails (torch.cuda._lazy_call raising; the
+               snapshot raising inside the observer) changes nothing: same
+               stdout, same exit status, one line on stderr
+  torch_fraction  set_per_process_memory_fraction: a framework_oom bundle
+               with framework.json and framework_state.pickle
+  torch_driver    cudaMalloc fails: the episode is fatal at the observer's
+               word, while the program still runs, with GPUMEMREC_EPISODE_MS
+               at 10 minutes (no grace-period wait); the bundle has the
+               framework's files, snapshot.pickle keeps our trace
+  torch_history   GPUMEMREC_TORCH_HISTORY=N turns on PyTorch's history
+  jax          an uncaught RESOURCE_EXHAUSTED (main thread and a thread):
+               framework_oom bundle with the memory profile; exit status as
+               without the recorder; `gpumemrec report` lists the live
+               buffers with their Python sites (--gpumemrec)
+"""
+import argparse
+import glob
+import json
+import os
+import pickle
+import re
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CASES = os.path.join(HERE, "framework_cases")
+STANDINS = os.path.join(HERE, "standins")
+MiB = 1 << 20
+
+
+class Failure(Exception):
+    pass
+
+
+def check(cond, msg):
+    if not cond:
+        raise Failure(msg)
+
+
+def run(args, argv, tmp, env_extra=None, preload=True, pythonpath=(CASES, STANDINS), expect_rc=0):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GPUMEMREC_", "PYTHON", "LD_PRELOAD"))}
+    env.update({
+        "GPUMEMREC_DIR": os.path.join(tmp, "dumps"),
+        "FAKEGPU_CAPACITY": str(256 * MiB),
+        "GMR_CUDART": os.path.join(args.fakes, "libcudart.so"),
+        "PYTHONDONTWRITEBYTECODE": "1",
+    })
+    if pythonpath is not None:
+        env["PYTHONPATH"] = os.pathsep.join(pythonpath)
+    if preload:
+        env["LD_PRELOAD"] = args.shim
+    env.update(env_extra or {})
+    env = {k: v for k, v in env.items() if v is not None}
+    p = subprocess.run(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
+                       timeout=180, cwd=tmp)
+    if expect_rc is not None and p.returncode != expect_rc:
+        sys.stderr.write(p.stdout + p.stderr)
+        raise Failure("%s exited with %d, want %d" % (argv, p.returncode, expect_rc))
+    return p
+
+
+def py(*args):
+    return [sys.executable] + list(args)
+
+
+def bundles(tmp):
+    return sorted(d for d in glob.glob(os.path.join(tmp, "dumps", "*"))
+                  if os.path.exists(os.path.join(d, "manifest.json")))
+
+
+def load(d, name):
+    with open(os.path.join(d, name)) as f:
+        return json.load(f) if name.endswith(".json") else f.read()
+
+
+SHOW_ENV = os.path.join(CASES, "show_env.py")
+
+
+def hooked_lines(stderr):
+    return re.findall(r"^HOOKED=(\d)$", stderr, re.M)
+
+
+def same_view(args, tmp, argv, what, env_extra=None, pythonpath=(CASES, STANDINS), want_hooked="1"):
+    base = run(args, argv, tmp, env_extra, preload=False, pythonpath=pythonpath)
+    got = run(args, argv, tmp, env_extra, preload=True, pythonpath=pythonpath)
+    check(got.stdout == base.stdout, "%s: the program or its child saw a difference\n  without: %s\n  with:    %s"
+          % (what, base.stdout, got.stdout))
+    h = hooked_lines(got.stderr)
+    check(h and h[0] == want_hooked, "%s: hook loaded %r, want %s (stderr: %s)" % (what, h, want_hooked, got.stderr))
+    return base, got
+
+
+def case_env(args, tmp):
+    for pp in [None, (CASES, STANDINS), ("",), ("/nonexistent", "", STANDINS)]:
+        _, got = same_view(args, tmp, py(SHOW_ENV), "PYTHONPATH=%r" % (pp,), pythonpath=pp)
+        check(hooked_lines(got.stderr) == ["1", "1"], "the child was not hooked: %s" % got.stderr)
+
+
+def case_user_site(args, tmp):
+    site = os.path.join(CASES, "user_site")
+    base, got = same_view(args, tmp, py(SHOW_ENV), "user sitecustomize", pythonpath=(site, STANDINS))
+    check("user sitecustomize ran" in got.stdout, "the user's sitecustomize did not run: %s" % got.stdout)
+    check(got.stderr.count("USER SITECUSTOMIZE RAN") == 2, "want it once in the program and once in the child")
+
+
+def case_flags(args, tmp):
+    for flags in (["-I"], ["-E"], ["-S"], ["-IS"], ["-bE"], ["-W", "ignore", "-S"], ["-X", "dev", "-E"]):
+        same_view(args, tmp, py(*(flags + [SHOW_ENV])), "python %s" % " ".join(flags), want_hooked="0")
+
+
+def case_off(args, tmp):
+    same_view(args, tmp, py(SHOW_ENV), "GPUMEMREC_PYTHON_HOOK=0", {"GPUMEMREC_PYTHON_HOOK": "0"}, want_hooked="0")
+
+
+def case_hook_error(args, tmp):
+    prog = os.path.join(CASES, "torch_oom.py")
+    for brk in ("lazy_call", "snapshot"):
+        env = {"STANDIN_BREAK": brk}
+        base = run(args, py(prog, "fraction"), tmp, env, preload=False)
+        got = run(args, py(prog, "fraction"), tmp, env, preload=True)
+        check(got.stdout == base.stdout and "caught OutOfMemoryError" in got.stdout,
+              "STANDIN_BREAK=%s: output differs\n  without: %s\n  with:    %s" % (brk, base.stdout, got.stdout))
+        said = re.findall(r"gpumemrec: warning: Python hook: .*", got.stderr)
+        check(len(said) == 1 and "broken on purpose" in said[0], "want one line about the hook's error: %s" % said)
+
+
+def framework_bundle(tmp, reason):
+    found = bundles(tmp)
+    check(len(found) == 1, "want one bundle, got %s" % found)
+    d = found[0]
+    manifest = load(d, "manifest.json")
+    check(manifest["reason"] == reason, "reason %r, want %r" % (manifest["reason"], reason))
+    check(manifest.get("outcome") == "fatal", "outcome %r, want fatal" % manifest.get("outcome"))
+    return d, manifest
+
+
+def check_torch_state(d, manifest, device_total):
+    check({"framework.json", "framework_state.pickle"} <= set(manifest["files"]), "files: %s" % manifest["files"])
+    fw = load(d, "framework.json")
+    want = {"framework": "torch", "request_bytes": 18 * MiB, "reserved_bytes": 56 * MiB,
+            "allocated_bytes": 39 * MiB, "largest_free_block": 17 * MiB, "mostly_free_segment_count": 1,
+            "device_total": device_total}
+    for k, v in want.items():
+        check(fw.get(k) == v, "framework.json %s = %r, want %r" % (k, fw.get(k), v))
+    with open(os.path.join(d, "framework_state.pickle"), "rb") as f:
+        snap = pickle.load(f)
+    check(len(snap["segments"]) == 3, "want 3 segments in PyTorch's snapshot, got %d" % len(snap["segments"]))
+    meta = load(d, "metadata.json")
+    check(meta["framework"]["name"] == "torch" and meta["framework"]["state_file"] == "framework_state.pickle",
+          "metadata.json framework: %s" % meta["framework"])
+    summary = load(d, "summary.txt")
+    check("PyTorch:" in summary and "largest free block 17.00 MiB" in summary and "fragmentation" in summary,
+          "summary.txt lacks PyTorch's view:\n%s" % summary)
+    return snap
+
+
+def case_torch_fraction(args, tmp):
+    p = run(args, py(os.path.join(CASES, "torch_oom.py"), "fraction"), tmp)
+    check("caught OutOfMemoryError" in p.stdout, p.stdout)
+    d, manifest = framework_bundle(tmp, "framework_oom")
+    check_torch_state(d, manifest, 64 * MiB)  # the fraction's limit: 0.25 of 256 MiB
+    check("framework" in load(d, "metadata.json")["outcome_detail"], "outcome_detail does not name the framework")
+
+
+def case_torch_driver(args, tmp):
+    # 64 MiB: the same segments as torch_fraction, refused by the driver.
+    p = run(args, py(os.path.join(CASES, "torch_oom.py"), "driver"), tmp,
+            {"GPUMEMREC_EPISODE_MS": "600000", "FAKEGPU_CAPACITY": str(64 * MiB)})
+    check("fatal bundle while running: True" in p.stdout, "no fatal bundle while the program ran:\n" + p.stdout)
+    d, manifest = framework_bundle(tmp, "oom")
+    check_torch_state(d, manifest, 64 * MiB)
+    meta = load(d, "metadata.json")
+    check("framework" in meta["outcome_detail"], "outcome_detail: %s" % meta["outcome_detail"])
+    check("snapshot.pickle" in manifest["files"], "our own snapshot.pickle is missing")
+
+
+def case_torch_history(args, tmp):
+    run(args, py(os.path.join(CASES, "torch_oom.py"), "fraction"), tmp, {"GPUMEMREC_TORCH_HISTORY": "5"})
+    d, manifest = framework_bundle(tmp, "framework_oom")
+    with open(os.path.join(d, "framework_state.pickle"), "rb") as f:
+        traces = pickle.load(f)["device_traces"][0]
+    check(len(traces) == 5 and traces[-1]["action"] == "oom", "want PyTorch's last 5 events, got %s" % traces)
+
+
+def case_jax(args, tmp):
+    prog = os.path.join(CASES, "jax_oom.py")
+    for mode, rc in (("main", 1), ("thread", 3)):
+        sub = tempfile.mkdtemp(dir=tmp)
+        base = run(args, py(prog, mode), sub, preload=False, expect_rc=rc)
+        got = run(args, py(prog, mode), sub, expect_rc=rc)
+        check(got.stdout == base.stdout, "%s: output differs" % mode)
+        check("RESOURCE_EXHAUSTED" in got.stderr, "%s: the program's own traceback is missing" % mode)
+        d, manifest = framework_bundle(sub, "framework_oom")
+        check("framework_memory_profile.pb.gz" in manifest["files"], "files: %s" % manifest["files"])
+        fw = load(d, "framework.json")
+        check(fw["framework"] == "jax" and fw["error"].startswith("RESOURCE_EXHAUSTED"), "framework.json: %s" % fw)
+        if args.gpumemrec:
+            check_jax_report(args, d)
+
+
+def check_jax_report(args, d):
+    out = subprocess.run([args.gpumemrec, "report", d], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         universal_newlines=True, timeout=60)
+    check(out.returncode == 0, "report failed: %s" % out.stderr)
+    lines = {}
+    with open(os.path.join(CASES, "jax_oom.py")) as f:
+        for i, line in enumerate(f, 1):
+            m = re.search(r"# @site:(\w+)", line)
+            if m:
+                lines[m.group(1)] = i
+    text = out.stdout
+    check("JAX live buffers" in text, "report lists no JAX buffers:\n" + text)
+    check(re.search(r"train_step .*jax_oom\.py:%d" % lines["activations"], text), "no activations site:\n" + text)
+    check(re.search(r"make_params .*jax_oom\.py:%d" % lines["params"], text), "no params site:\n" + text)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--case", required=True)
+    ap.add_argument("--shim", required=True)
+    ap.add_argument("--fakes", required=True)
+    ap.add_argument("--gpumemrec", default="")
+    args = ap.parse_args()
+    fn = globals().get("case_" + args.case)
+    if fn is None:
+        sys.exit("unknown case %s" % args.case)
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            fn(args, tmp)
+        except Failure as e:
+            print("FAIL: %s" % e)
+            sys.exit(1)
+    print("ok")
+
+
+if __name__ == "__main__":
+    main()

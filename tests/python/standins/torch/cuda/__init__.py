@@ -1,0 +1,83 @@
+"""Stand-in for torch.cuda (tests only), after torch/cuda/__init__.py:
+_initialized, _queued_calls, _initialization_lock (a threading.Lock, not
+re-entrant), _tls, is_initialized(), _lazy_call() (runs at once under the
+lock when initialized, else queues), _lazy_init() (under the lock:
+torch._C._cuda_init(), then the queued calls with _tls.is_initializing set;
+an exception of a queued call becomes DeferredCudaCallError).
+"""
+import os
+import threading
+import traceback
+
+from .. import _C
+from . import memory  # noqa: F401
+
+_initialized = False
+_queued_calls = []
+_tls = threading.local()
+_initialization_lock = threading.Lock()
+
+OutOfMemoryError = _C.OutOfMemoryError
+
+
+class DeferredCudaCallError(Exception):
+    pass
+
+
+def is_initialized():
+    return _initialized
+
+
+def _lazy_call(callable, **kwargs):
+    if os.environ.get("STANDIN_BREAK") == "lazy_call":
+        raise RuntimeError("stand-in: _lazy_call broken on purpose")
+    with _initialization_lock:
+        if is_initialized():
+            callable()
+        else:
+            _queued_calls.append((callable, traceback.format_stack()))
+
+
+def _lazy_init():
+    global _initialized, _queued_calls
+    if is_initialized() or hasattr(_tls, "is_initializing"):
+        return
+    with _initialization_lock:
+        if is_initialized():
+            return
+        _C._cuda_init()
+        _tls.is_initializing = True
+        try:
+            for queued_call, orig_traceback in _queued_calls:
+                try:
+                    queued_call()
+                except Exception as e:
+                    raise DeferredCudaCallError("CUDA call failed lazily at initialization with error: %s\n\n"
+                                                "CUDA call was originally invoked at:\n\n%s"
+                                                % (e, "".join(orig_traceback))) from e
+        finally:
+            delattr(_tls, "is_initializing")
+        _initialized = True
+
+
+def init():
+    _lazy_init()
+
+
+def set_per_process_memory_fraction(fraction, device=None):
+    """torch/cuda/memory.py -> CUDACachingAllocator::setMemoryFraction."""
+    _lazy_init()
+    _C._allocator().fraction = float(fraction)
+
+
+def empty_cache():
+    if is_initialized():
+        _C._allocator().empty_cache()
+
+
+def memory_reserved(device=None):
+    return sum(s.size for s in _C._allocator().segments) if is_initialized() else 0
+
+
+def memory_allocated(device=None):
+    return sum(s.allocated_bytes() for s in _C._allocator().segments) if is_initialized() else 0

@@ -1,0 +1,190 @@
+#include "tools/framework_view.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include <rapidjson/document.h>
+
+#include "common/format.h"
+#include "tools/pprof_profile.h"
+
+namespace gpumemrec::cli {
+
+namespace {
+
+constexpr size_t kMaxFileBytes = size_t(1) << 30;
+
+bool read_all(const std::string& path, std::string* out) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return false;
+  std::ostringstream s;
+  s << f.rdbuf();
+  *out = s.str();
+  return out->size() <= kMaxFileBytes;
+}
+
+uint64_t u64(const rapidjson::Value& o, const char* key) {
+  auto it = o.FindMember(key);
+  return it != o.MemberEnd() && it->value.IsUint64() ? it->value.GetUint64() : 0;
+}
+
+std::string text(const rapidjson::Value& o, const char* key) {
+  auto it = o.FindMember(key);
+  return it != o.MemberEnd() && it->value.IsString() ? it->value.GetString() : "";
+}
+
+void read_digest(const std::string& json, FrameworkView* v) {
+  rapidjson::Document d;
+  d.Parse(json.c_str(), json.size());
+  if (d.HasParseError() || !d.IsObject()) {
+    v->problem = "framework.json is not a JSON object";
+    return;
+  }
+  v->present = true;
+  v->name = text(d, "framework");
+  v->error = text(d, "error");
+  auto dev = d.FindMember("device");
+  if (dev != d.MemberEnd() && dev->value.IsInt64()) v->device = dev->value.GetInt64();
+  v->request_bytes = u64(d, "request_bytes");
+  v->device_total = u64(d, "device_total");
+  v->device_free = u64(d, "device_free");
+  v->reserved_bytes = u64(d, "reserved_bytes");
+  v->allocated_bytes = u64(d, "allocated_bytes");
+  v->largest_free_block = u64(d, "largest_free_block");
+  v->segment_count = u64(d, "segment_count");
+  v->mostly_free_count = u64(d, "mostly_free_segment_count");
+  v->mostly_free_bytes = u64(d, "mostly_free_bytes");
+  auto segs = d.FindMember("mostly_free_segments");
+  if (segs == d.MemberEnd() || !segs->value.IsArray()) return;
+  for (const auto& s : segs->value.GetArray()) {
+    if (!s.IsObject()) continue;
+    v->mostly_free.push_back({u64(s, "address"), u64(s, "total_size"), u64(s, "allocated_size"),
+                              u64(s, "largest_free_block")});
+  }
+}
+
+bool framework_file(const std::string& file) {
+  return file.find("/jax/") != std::string::npos || file.find("/jaxlib/") != std::string::npos;
+}
+
+void read_profile(const std::string& gz, FrameworkView* v) {
+  pprof::Profile p;
+  std::string why;
+  if (!pprof::parse_gzip(gz, &p, &why)) {
+    v->problem = "framework_memory_profile.pb.gz: " + why;
+    return;
+  }
+  const size_t bi = p.bytes_index();
+  std::map<std::tuple<std::string, std::string, int64_t>, BufferSite> sites;
+  for (const auto& s : p.samples) {
+    const uint64_t bytes = bi < s.values.size() && s.values[bi] > 0 ? uint64_t(s.values[bi]) : 0;
+    const pprof::Frame* site = nullptr;
+    for (const auto& f : s.frames)
+      if (!framework_file(f.file)) {
+        site = &f;
+        break;
+      }
+    pprof::Frame none;
+    if (!site) site = s.frames.empty() ? &none : &s.frames.front();
+    BufferSite& b = sites[{site->function, site->file, site->line}];
+    b.function = site->function, b.file = site->file, b.line = site->line;
+    ++b.count;
+    b.bytes += bytes;
+    ++v->buffer_count;
+    v->buffer_bytes += bytes;
+  }
+  for (auto& kv : sites) v->buffer_sites.push_back(kv.second);
+  std::stable_sort(v->buffer_sites.begin(), v->buffer_sites.end(),
+                   [](const BufferSite& a, const BufferSite& b) { return a.bytes > b.bytes; });
+}
+
+std::string hex(uint64_t a) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "0x%llx", (unsigned long long)a);
+  return buf;
+}
+
+}  // namespace
+
+FrameworkView read_framework_view(const std::string& bundle_dir) {
+  FrameworkView v;
+  std::string bytes;
+  if (!read_all(bundle_dir + "/framework.json", &bytes)) return v;
+  read_digest(bytes, &v);
+  if (read_all(bundle_dir + "/framework_memory_profile.pb.gz", &bytes)) read_profile(bytes, &v);
+  return v;
+}
+
+std::string framework_view_text(const FrameworkView& v, size_t max_rows) {
+  if (!v.present) return v.problem.empty() ? "" : "\nFramework: " + v.problem + "\n";
+  std::string out;
+  if (v.name == "torch") {
+    out += "\nPyTorch at the out-of-memory (framework.json): asked " + format_bytes(v.request_bytes) + " on device " +
+           std::to_string(v.device) + "\n";
+    out += "  reserved " + format_bytes(v.reserved_bytes) + ", allocated " + format_bytes(v.allocated_bytes) +
+           ", cached free " +
+           format_bytes(v.reserved_bytes > v.allocated_bytes ? v.reserved_bytes - v.allocated_bytes : 0) +
+           "; largest free block " + format_bytes(v.largest_free_block) + "\n";
+    if (v.mostly_free_count)
+      out += "  " + std::to_string(v.mostly_free_count) + " segment(s) mostly free cache (under half allocated), " +
+             format_bytes(v.mostly_free_bytes) + " free in them (fragmentation):\n";
+    for (size_t i = 0; i < v.mostly_free.size() && i < max_rows; ++i) {
+      const auto& s = v.mostly_free[i];
+      out += "    " + hex(s.address) + "  " + format_bytes(s.allocated_size) + " of " + format_bytes(s.total_size) +
+             " allocated, largest free block " + format_bytes(s.largest_free_block) + "\n";
+    }
+  } else {
+    out += "\n" + v.name + " at the out-of-memory: " + v.error + "\n";
+  }
+  if (v.buffer_count) {
+    out += "JAX live buffers (framework_memory_profile.pb.gz): " + std::to_string(v.buffer_count) + ", " +
+           format_bytes(v.buffer_bytes) + "\n";
+    for (size_t i = 0; i < v.buffer_sites.size() && i < max_rows; ++i) {
+      const auto& s = v.buffer_sites[i];
+      out += "  " + format_bytes(s.bytes) + " in " + std::to_string(s.count) + "  " + s.function + " (" + s.file +
+             ":" + std::to_string(s.line) + ")\n";
+    }
+  }
+  if (!v.problem.empty()) out += "  (" + v.problem + ")\n";
+  return out;
+}
+
+void json_framework_view(JsonWriter& w, const FrameworkView& v, size_t max_rows) {
+  w.Key("framework");
+  if (!v.present) {
+    w.Null();
+    return;
+  }
+  w.StartObject();
+  json_kv(w, "name", v.name);
+  json_kv(w, "device", v.device);
+  json_kv(w, "request_bytes", v.request_bytes);
+  json_kv(w, "reserved_bytes", v.reserved_bytes);
+  json_kv(w, "allocated_bytes", v.allocated_bytes);
+  json_kv(w, "largest_free_block", v.largest_free_block);
+  json_kv(w, "mostly_free_segment_count", v.mostly_free_count);
+  json_kv(w, "mostly_free_bytes", v.mostly_free_bytes);
+  json_kv(w, "error", v.error);
+  json_kv(w, "live_buffer_count", v.buffer_count);
+  json_kv(w, "live_buffer_bytes", v.buffer_bytes);
+  w.Key("live_buffer_sites");
+  w.StartArray();
+  for (size_t i = 0; i < v.buffer_sites.size() && i < max_rows; ++i) {
+    const auto& s = v.buffer_sites[i];
+    w.StartObject();
+    json_kv(w, "function", s.function);
+    json_kv(w, "file", s.file);
+    json_kv(w, "line", s.line);
+    json_kv(w, "count", s.count);
+    json_kv(w, "bytes", s.bytes);
+    w.EndObject();
+  }
+  w.EndArray();
+  json_kv_or_null(w, "problem", v.problem);
+  w.EndObject();
+}
+
+}  // namespace gpumemrec::cli

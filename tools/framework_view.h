@@ -1,0 +1,48 @@
+// The framework's own view in a bundle (docs/python-hook.md): framework.json
+// (PyTorch's reserved vs allocated, largest free block, mostly-free
+// segments; JAX's error) and JAX's memory profile
+// (framework_memory_profile.pb.gz: live buffers by Python site), for
+// `report` and `html`. Read from the bundle directory; a missing or bad file
+// leaves the view empty with a reason, never fails the command.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tools/json_out.h"
+
+namespace gpumemrec::cli {
+
+struct MostlyFreeSegment {
+  uint64_t address = 0, total_size = 0, allocated_size = 0, largest_free_block = 0;
+};
+
+// Live buffers grouped by their creation site (the innermost frame outside
+// jax/jaxlib).
+struct BufferSite {
+  std::string function, file;
+  int64_t line = 0;
+  uint64_t count = 0, bytes = 0;
+};
+
+struct FrameworkView {
+  bool present = false;
+  std::string name;   // "torch", "jax"
+  std::string error;  // JAX: the exception's first line
+  std::string problem;  // why part of the view could not be read
+  int64_t device = -1;
+  uint64_t request_bytes = 0, device_total = 0, device_free = 0;
+  uint64_t reserved_bytes = 0, allocated_bytes = 0, largest_free_block = 0;
+  uint64_t segment_count = 0, mostly_free_count = 0, mostly_free_bytes = 0;
+  std::vector<MostlyFreeSegment> mostly_free;
+  uint64_t buffer_count = 0, buffer_bytes = 0;
+  std::vector<BufferSite> buffer_sites;  // most bytes first
+};
+
+FrameworkView read_framework_view(const std::string& bundle_dir);
+// The report's text (empty when there is no view).
+std::string framework_view_text(const FrameworkView& v, size_t max_rows);
+// "framework": {...} or null.
+void json_framework_view(JsonWriter& w, const FrameworkView& v, size_t max_rows);
+
+}  // namespace gpumemrec::cli
