@@ -6,8 +6,6 @@
 #include <map>
 #include <sstream>
 
-#include <rapidjson/document.h>
-
 #include "common/format.h"
 #include "tools/pprof_profile.h"
 
@@ -26,44 +24,13 @@ bool read_all(const std::string& path, std::string* out) {
   return out->size() <= kMaxFileBytes;
 }
 
-uint64_t u64(const rapidjson::Value& o, const char* key) {
-  auto it = o.FindMember(key);
-  return it != o.MemberEnd() && it->value.IsUint64() ? it->value.GetUint64() : 0;
-}
-
-std::string text(const rapidjson::Value& o, const char* key) {
-  auto it = o.FindMember(key);
-  return it != o.MemberEnd() && it->value.IsString() ? it->value.GetString() : "";
-}
-
 void read_digest(const std::string& json, FrameworkView* v) {
-  rapidjson::Document d;
-  d.Parse(json.c_str(), json.size());
-  if (d.HasParseError() || !d.IsObject()) {
-    v->problem = "framework.json is not a JSON object";
+  std::string why;
+  if (!parse_framework_digest(json.data(), json.size(), &v->d, &why)) {
+    v->problem = "framework.json: " + why;
     return;
   }
   v->present = true;
-  v->name = text(d, "framework");
-  v->error = text(d, "error");
-  auto dev = d.FindMember("device");
-  if (dev != d.MemberEnd() && dev->value.IsInt64()) v->device = dev->value.GetInt64();
-  v->request_bytes = u64(d, "request_bytes");
-  v->device_total = u64(d, "device_total");
-  v->device_free = u64(d, "device_free");
-  v->reserved_bytes = u64(d, "reserved_bytes");
-  v->allocated_bytes = u64(d, "allocated_bytes");
-  v->largest_free_block = u64(d, "largest_free_block");
-  v->segment_count = u64(d, "segment_count");
-  v->mostly_free_count = u64(d, "mostly_free_segment_count");
-  v->mostly_free_bytes = u64(d, "mostly_free_bytes");
-  auto segs = d.FindMember("mostly_free_segments");
-  if (segs == d.MemberEnd() || !segs->value.IsArray()) return;
-  for (const auto& s : segs->value.GetArray()) {
-    if (!s.IsObject()) continue;
-    v->mostly_free.push_back({u64(s, "address"), u64(s, "total_size"), u64(s, "allocated_size"),
-                              u64(s, "largest_free_block")});
-  }
 }
 
 bool framework_file(const std::string& file) {
@@ -121,23 +88,23 @@ FrameworkView read_framework_view(const std::string& bundle_dir) {
 std::string framework_view_text(const FrameworkView& v, size_t max_rows) {
   if (!v.present) return v.problem.empty() ? "" : "\nFramework: " + v.problem + "\n";
   std::string out;
-  if (v.name == "torch") {
-    out += "\nPyTorch at the out-of-memory (framework.json): asked " + format_bytes(v.request_bytes) + " on device " +
-           std::to_string(v.device) + "\n";
-    out += "  reserved " + format_bytes(v.reserved_bytes) + ", allocated " + format_bytes(v.allocated_bytes) +
+  if (v.d.framework == "torch") {
+    out += "\nPyTorch at the out-of-memory (framework.json): asked " + format_bytes(v.d.request_bytes) + " on device " +
+           std::to_string(v.d.device) + "\n";
+    out += "  reserved " + format_bytes(v.d.reserved_bytes) + ", allocated " + format_bytes(v.d.allocated_bytes) +
            ", cached free " +
-           format_bytes(v.reserved_bytes > v.allocated_bytes ? v.reserved_bytes - v.allocated_bytes : 0) +
-           "; largest free block " + format_bytes(v.largest_free_block) + "\n";
-    if (v.mostly_free_count)
-      out += "  " + std::to_string(v.mostly_free_count) + " segment(s) mostly free cache (under half allocated), " +
-             format_bytes(v.mostly_free_bytes) + " free in them (fragmentation):\n";
-    for (size_t i = 0; i < v.mostly_free.size() && i < max_rows; ++i) {
-      const auto& s = v.mostly_free[i];
+           format_bytes(v.d.reserved_bytes > v.d.allocated_bytes ? v.d.reserved_bytes - v.d.allocated_bytes : 0) +
+           "; largest free block " + format_bytes(v.d.largest_free_block) + "\n";
+    if (v.d.mostly_free_count)
+      out += "  " + std::to_string(v.d.mostly_free_count) + " segment(s) mostly free cache (under half allocated), " +
+             format_bytes(v.d.mostly_free_bytes) + " free in them (fragmentation):\n";
+    for (size_t i = 0; i < v.d.mostly_free.size() && i < max_rows; ++i) {
+      const auto& s = v.d.mostly_free[i];
       out += "    " + hex(s.address) + "  " + format_bytes(s.allocated_size) + " of " + format_bytes(s.total_size) +
              " allocated, largest free block " + format_bytes(s.largest_free_block) + "\n";
     }
   } else {
-    out += "\n" + v.name + " at the out-of-memory: " + v.error + "\n";
+    out += "\n" + v.d.framework + " at the out-of-memory: " + v.d.error + "\n";
   }
   if (v.buffer_count) {
     out += "JAX live buffers (framework_memory_profile.pb.gz): " + std::to_string(v.buffer_count) + ", " +
@@ -159,15 +126,15 @@ void json_framework_view(JsonWriter& w, const FrameworkView& v, size_t max_rows)
     return;
   }
   w.StartObject();
-  json_kv(w, "name", v.name);
-  json_kv(w, "device", v.device);
-  json_kv(w, "request_bytes", v.request_bytes);
-  json_kv(w, "reserved_bytes", v.reserved_bytes);
-  json_kv(w, "allocated_bytes", v.allocated_bytes);
-  json_kv(w, "largest_free_block", v.largest_free_block);
-  json_kv(w, "mostly_free_segment_count", v.mostly_free_count);
-  json_kv(w, "mostly_free_bytes", v.mostly_free_bytes);
-  json_kv(w, "error", v.error);
+  json_kv(w, "name", v.d.framework);
+  json_kv(w, "device", v.d.device);
+  json_kv(w, "request_bytes", v.d.request_bytes);
+  json_kv(w, "reserved_bytes", v.d.reserved_bytes);
+  json_kv(w, "allocated_bytes", v.d.allocated_bytes);
+  json_kv(w, "largest_free_block", v.d.largest_free_block);
+  json_kv(w, "mostly_free_segment_count", v.d.mostly_free_count);
+  json_kv(w, "mostly_free_bytes", v.d.mostly_free_bytes);
+  json_kv(w, "error", v.d.error);
   json_kv(w, "live_buffer_count", v.buffer_count);
   json_kv(w, "live_buffer_bytes", v.buffer_bytes);
   w.Key("live_buffer_sites");

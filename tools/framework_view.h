@@ -9,13 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "common/framework_digest.h"
 #include "tools/json_out.h"
 
 namespace gpumemrec::cli {
-
-struct MostlyFreeSegment {
-  uint64_t address = 0, total_size = 0, allocated_size = 0, largest_free_block = 0;
-};
 
 // Live buffers grouped by their creation site (the innermost frame outside
 // jax/jaxlib).
@@ -27,14 +24,8 @@ struct BufferSite {
 
 struct FrameworkView {
   bool present = false;
-  std::string name;   // "torch", "jax"
-  std::string error;  // JAX: the exception's first line
+  FrameworkDigest d;    // framework.json
   std::string problem;  // why part of the view could not be read
-  int64_t device = -1;
-  uint64_t request_bytes = 0, device_total = 0, device_free = 0;
-  uint64_t reserved_bytes = 0, allocated_bytes = 0, largest_free_block = 0;
-  uint64_t segment_count = 0, mostly_free_count = 0, mostly_free_bytes = 0;
-  std::vector<MostlyFreeSegment> mostly_free;
   uint64_t buffer_count = 0, buffer_bytes = 0;
   std::vector<BufferSite> buffer_sites;  // most bytes first
 };

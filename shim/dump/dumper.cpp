@@ -92,6 +92,12 @@ void writer_job_main(int set) {
   crash_wait_disarm(writer_has_another_job);
 }
 
+// The device a dump without a failure is about: a framework_oom bundle's is
+// the framework's (its held report), else none (-1).
+int device_of(DumpReason reason) {
+  return reason == DumpReason::kFrameworkOom ? framework_report_device(0) : -1;
+}
+
 // Fills the job of a frozen set: what failed, the device's numbers (asked on
 // this thread: the device query must run on the failing thread, whose
 // context is the device's), then the freeze. False (set given back) when the
@@ -110,7 +116,7 @@ bool prepare_job(Recorder* r, int set, DumpReason reason, const FailureInfo* f, 
   try {
     DumpMemoryScope memory_scope;
     if (devices) job.devices = *devices;
-    else job.devices = query_devices(f ? hook_backend(f->api) : Backend::kCuda, f ? f->device : -1);
+    else job.devices = query_devices(f ? hook_backend(f->api) : Backend::kCuda, f ? f->device : device_of(reason));
   } catch (...) {
   }
   const char* why = "";
@@ -440,7 +446,7 @@ int dumper_on_framework_oom(std::shared_ptr<FrameworkReport> report) {
   int ret = -1;
   // Held before the verdict is decided: the writer, woken by the verdict,
   // finds it (dump_job.cpp, fill_input and the late verdict).
-  if (const uint64_t episode = g_episodes.open_on(report->device)) {
+  if (const uint64_t episode = g_episodes.open_on(int(report->fields.device))) {
     report->episode = episode;
     framework_report_put(std::move(report));
     if (g_episodes.close_fatal(episode, FatalCause::kFramework)) writer_wake();

@@ -26,7 +26,8 @@ std::shared_ptr<FrameworkReport> make_report(const char* digest, size_t digest_l
     return nullptr;
   }
   auto r = std::make_shared<FrameworkReport>();
-  if (!parse_framework_digest(digest, digest_len, r.get(), why)) return nullptr;
+  if (!parse_framework_digest(digest, digest_len, &r->fields, why)) return nullptr;
+  r->digest.assign(digest, digest_len);
   if (state && state_len > 0) {
     if (!state_name || !framework_state_name_ok(state_name)) {
       *why = "an unknown state file name";

@@ -12,33 +12,27 @@
 #include <memory>
 #include <string>
 
+#include "common/framework_digest.h"
+
 namespace gpumemrec {
 
 struct FrameworkReport {
   std::string digest;      // framework.json: the hook's JSON object, validated, verbatim
-  std::string state_name;  // one of kFrameworkStateFiles
+  FrameworkDigest fields;  // read from it, for metadata.json and summary.txt
+  std::string state_name;  // framework_state_name_ok
   std::string state;       // its bytes (may be empty: the framework could not give it)
-  // From the digest, for metadata.json and summary.txt.
-  std::string framework;   // "torch", "jax"
-  int device = -1;
-  uint64_t request_bytes = 0, device_total = 0, device_free = 0;
-  uint64_t reserved_bytes = 0, allocated_bytes = 0, largest_free_block = 0;
-  uint64_t mostly_free_segments = 0, mostly_free_bytes = 0;
-  std::string error;       // JAX: the first line of the XlaRuntimeError
   uint64_t episode = 0;    // the driver-level episode it closes; 0 = a bundle of its own
 };
 
 // The state file names a report may carry (nothing else is written).
 bool framework_state_name_ok(const std::string& name);
 
-// Parses the hook's digest; false and *why when it is not a JSON object
-// naming a framework.
-bool parse_framework_digest(const char* json, size_t len, FrameworkReport* out, std::string* why);
-
 // Holds `r` (replacing any report not taken).
 void framework_report_put(std::shared_ptr<const FrameworkReport> r);
 // The held report for `episode` (0: the framework_oom bundle's), taken.
 std::shared_ptr<const FrameworkReport> framework_report_take(uint64_t episode);
+// The device of the held report for `episode`, -1 when none (not taken).
+int framework_report_device(uint64_t episode);
 void framework_report_atfork_child();
 
 }  // namespace gpumemrec

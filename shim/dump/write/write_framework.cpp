@@ -38,7 +38,7 @@ bool write_framework_files(BundleFiles& files, const BundleContent& c, std::stri
 }
 
 void write_framework_metadata(JsonWriter& w, const BundleInput& in) {
-  const FrameworkReport* f = in.framework.get();
+  const FrameworkDigest* f = in.framework ? &in.framework->fields : nullptr;
   w.Key("framework");
   if (!f) {
     w.Null();
@@ -46,48 +46,49 @@ void write_framework_metadata(JsonWriter& w, const BundleInput& in) {
   }
   w.StartObject();
   w.Key("name"); w.String(f->framework);
-  w.Key("device"); w.Int(f->device);
+  w.Key("device"); w.Int64(f->device);
   w.Key("request_bytes"); w.Uint64(f->request_bytes);
   w.Key("device_total"); w.Uint64(f->device_total);
   w.Key("device_free"); w.Uint64(f->device_free);
   w.Key("reserved_bytes"); w.Uint64(f->reserved_bytes);
   w.Key("allocated_bytes"); w.Uint64(f->allocated_bytes);
   w.Key("largest_free_block"); w.Uint64(f->largest_free_block);
-  w.Key("mostly_free_segment_count"); w.Uint64(f->mostly_free_segments);
+  w.Key("mostly_free_segment_count"); w.Uint64(f->mostly_free_count);
   w.Key("mostly_free_bytes"); w.Uint64(f->mostly_free_bytes);
   w.Key("error"); w.String(f->error);
-  w.Key("state_file"); f->state.empty() ? w.Null() : w.String(f->state_name);
+  w.Key("state_file");
+  in.framework->state.empty() ? w.Null() : w.String(in.framework->state_name);
   w.EndObject();
 }
 
 void write_framework_summary(FdOut& o, const BundleInput& in) {
-  const FrameworkReport* f = in.framework.get();
-  if (!f) return;
+  if (!in.framework) return;
+  const FrameworkDigest* f = &in.framework->fields;
   char line[1024];
   if (f->framework == "torch") {
     std::snprintf(line, sizeof line,
                   "PyTorch:      asked %s on device %d; reserved %s, allocated %s (%s cached, free); largest free "
                   "block %s\n",
-                  format_bytes(f->request_bytes).c_str(), f->device, format_bytes(f->reserved_bytes).c_str(),
+                  format_bytes(f->request_bytes).c_str(), int(f->device), format_bytes(f->reserved_bytes).c_str(),
                   format_bytes(f->allocated_bytes).c_str(),
                   format_bytes(f->reserved_bytes > f->allocated_bytes ? f->reserved_bytes - f->allocated_bytes : 0)
                       .c_str(),
                   format_bytes(f->largest_free_block).c_str());
     o.write(line);
-    if (f->mostly_free_segments) {
+    if (f->mostly_free_count) {
       std::snprintf(line, sizeof line,
                     "              %llu segment(s) mostly free cache (under half allocated), %s free in them: "
                     "fragmentation (framework.json lists them)\n",
-                    (unsigned long long)f->mostly_free_segments, format_bytes(f->mostly_free_bytes).c_str());
+                    (unsigned long long)f->mostly_free_count, format_bytes(f->mostly_free_bytes).c_str());
       o.write(line);
     }
   } else {
     std::snprintf(line, sizeof line, "%s:%*s%s\n", f->framework.c_str(),
                   int(f->framework.size() < 13 ? 13 - f->framework.size() : 1), "", f->error.c_str());
     o.write(line);
-    if (!f->state.empty()) {
+    if (!in.framework->state.empty()) {
       std::snprintf(line, sizeof line, "              its live buffers: %s (gpumemrec report lists them)\n",
-                    f->state_name.c_str());
+                    in.framework->state_name.c_str());
       o.write(line);
     }
   }

@@ -5,7 +5,6 @@ is exported by the preloaded library (shim/dump/framework_oom.cpp), so it is
 in the process's global scope: ctypes.CDLL(None) finds it. The bytes are
 copied before it returns.
 """
-import json
 import sys
 
 _said = [False]
@@ -36,6 +35,7 @@ def report(digest, state_name, state):
     """Hands the framework's view to the recorder: 0 attached to the open
     out-of-memory episode, 1 a framework_oom bundle written, -1 nothing."""
     import ctypes
+    import json
 
     fn = ctypes.CDLL(None).gpumemrec_framework_oom
     fn.restype = ctypes.c_int

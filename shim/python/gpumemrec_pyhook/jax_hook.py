@@ -16,7 +16,6 @@ the profile), writes the profile, then calls the hook it replaced: the
 program's output and exit status are unchanged.
 """
 import sys
-import threading
 
 from . import bridge
 
@@ -31,6 +30,8 @@ def is_resource_exhausted(exc):
 
 
 def on_import(jax):
+    import threading  # imported by jax already; not at every start-up
+
     previous = sys.excepthook
 
     def excepthook(exc_type, exc, tb):

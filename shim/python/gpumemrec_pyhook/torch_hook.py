@@ -20,7 +20,6 @@ Sources read (pytorch/pytorch):
   stacks="all", max_entries=...).
 """
 import os
-import pickle
 
 from . import bridge
 
@@ -69,6 +68,8 @@ def _observer(device, alloc, device_total, device_free):
 
 
 def _report(device, alloc, device_total, device_free):
+    import pickle
+
     import torch
 
     snapshot = torch.cuda.memory._snapshot()
