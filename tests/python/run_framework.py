@@ -24,6 +24,8 @@ Cases:
                at 10 minutes (no grace-period wait); the bundle has the
                framework's files, snapshot.pickle keeps our trace
   torch_history   GPUMEMREC_TORCH_HISTORY=N turns on PyTorch's history
+  bad_report   hostile reports to gpumemrec_framework_oom() are refused, a
+               good one with wrongly typed keys reads them as absent
   jax          an uncaught RESOURCE_EXHAUSTED (main thread and a thread):
                framework_oom bundle with the memory profile; exit status as
                without the recorder; `gpumemrec report` lists the live
@@ -229,6 +231,16 @@ def check_jax_report(args, d):
     check("JAX live buffers" in text, "report lists no JAX buffers:\n" + text)
     check(re.search(r"train_step .*jax_oom\.py:%d" % lines["activations"], text), "no activations site:\n" + text)
     check(re.search(r"make_params .*jax_oom\.py:%d" % lines["params"], text), "no params site:\n" + text)
+
+
+def case_bad_report(args, tmp):
+    p = run(args, py(os.path.join(CASES, "bad_report.py")), tmp)
+    check(p.stdout.count("refused") == 7 and "ACCEPTED" not in p.stdout, "a hostile report was taken:\n" + p.stdout)
+    check("good: 1" in p.stdout, "the good report wrote no bundle:\n" + p.stdout)
+    d, manifest = framework_bundle(tmp, "framework_oom")
+    fw = load(d, "metadata.json")["framework"]
+    check(fw["device"] == -1 and fw["reserved_bytes"] == 0 and fw["request_bytes"] == 1024,
+          "wrong types must read as absent: %s" % fw)
 
 
 def main():
