@@ -79,7 +79,7 @@ std::string find_library(const std::string& option) {
 struct RunOptions {
   std::string dir, library, limit, log_level, dump_signal;
   uint64_t ring_events = 0, stack_depth = 0, episode_ms = 0, max_dumps = 0, max_total_mb = 0, fail_after = 0;
-  bool no_python_stacks = false, dump_at_exit = false;
+  bool no_python_stacks = false, no_python_hook = false, dump_at_exit = false;
   std::vector<std::string> command;
 };
 
@@ -106,6 +106,7 @@ void export_settings(const CLI::App& app, const RunOptions& o, const std::string
   setu("GPUMEMREC_MAX_TOTAL_MB", "--max-total-mb", o.max_total_mb);
   sets("GPUMEMREC_LOG_LEVEL", "--log-level", o.log_level);
   if (o.no_python_stacks) setenv("GPUMEMREC_PYTHON_STACKS", "0", 1);
+  if (o.no_python_hook) setenv("GPUMEMREC_PYTHON_HOOK", "0", 1);
   sets("GPUMEMREC_LIMIT", "--limit", o.limit);
   setu("GPUMEMREC_FAIL_AFTER", "--fail-after", o.fail_after);
   sets("GPUMEMREC_DUMP_SIGNAL", "--dump-signal", o.dump_signal);
@@ -191,6 +192,8 @@ RunFn add_run(CLI::App& root, std::vector<std::string>* after_dashdash) {
   app->add_option("--max-total-mb", o->max_total_mb, "Size cap of the dump directory (GPUMEMREC_MAX_TOTAL_MB)");
   app->add_option("--log-level", o->log_level, "Shim log level (GPUMEMREC_LOG_LEVEL)");
   app->add_flag("--no-python-stacks", o->no_python_stacks, "Do not capture Python frames (GPUMEMREC_PYTHON_STACKS=0)");
+  app->add_flag("--no-python-hook", o->no_python_hook,
+                "No Python start-up hook: no PyTorch/JAX view at an out-of-memory (GPUMEMREC_PYTHON_HOOK=0)");
   app->add_option("--limit", o->limit, "Simulated memory limit, e.g. 24GiB or 0:24GiB,1:40GiB (GPUMEMREC_LIMIT)");
   app->add_option("--fail-after", o->fail_after, "Fail the Nth allocation with OOM (GPUMEMREC_FAIL_AFTER)");
   app->add_option("--dump-signal", o->dump_signal, "Signal that triggers a dump, e.g. USR2 (GPUMEMREC_DUMP_SIGNAL)");

@@ -704,12 +704,13 @@ def t_run(c):
     check(out.strip() == dummy + ":/x/old.so", "existing LD_PRELOAD not kept after ours: %r" % out)
     rc, out, err = c.gmr("run", "--library", dummy, "--dir", dumps, "--ring-events", "123", "--stack-depth", "9",
                          "--episode-ms", "50", "--max-dumps", "3", "--max-total-mb", "64", "--log-level", "debug",
-                         "--no-python-stacks", "--limit", "0:24GiB,1:40GiB", "--fail-after", "5", "--dump-signal", "USR2",
+                         "--no-python-stacks", "--no-python-hook", "--limit", "0:24GiB,1:40GiB", "--fail-after", "5", "--dump-signal", "USR2",
                          "--dump-at-exit", "--", "sh", "-c", "env | grep ^GPUMEMREC_ | sort")
     got = dict(l.split("=", 1) for l in out.split("\n") if "=" in l)
     want = {"GPUMEMREC_DIR": os.path.abspath(dumps), "GPUMEMREC_RING_EVENTS": "123", "GPUMEMREC_STACK_DEPTH": "9",
             "GPUMEMREC_EPISODE_MS": "50", "GPUMEMREC_MAX_DUMPS": "3", "GPUMEMREC_MAX_TOTAL_MB": "64",
-            "GPUMEMREC_LOG_LEVEL": "debug", "GPUMEMREC_PYTHON_STACKS": "0", "GPUMEMREC_LIMIT": "0:24GiB,1:40GiB",
+            "GPUMEMREC_LOG_LEVEL": "debug", "GPUMEMREC_PYTHON_STACKS": "0", "GPUMEMREC_PYTHON_HOOK": "0",
+            "GPUMEMREC_LIMIT": "0:24GiB,1:40GiB",
             "GPUMEMREC_FAIL_AFTER": "5", "GPUMEMREC_DUMP_SIGNAL": "USR2", "GPUMEMREC_DUMP_AT_EXIT": "1"}
     for k, v in want.items():
         check(got.get(k) == v, "%s=%r, expected %r" % (k, got.get(k), v))

@@ -55,7 +55,10 @@ def _on_cuda_init():
     def attach():
         import torch  # imported already: we run inside its initialization
 
-        torch._C._cuda_attach_out_of_memory_observer(_observer)
+        attach_observer = getattr(torch._C, "_cuda_attach_out_of_memory_observer", None)
+        if attach_observer is None:
+            return  # a PyTorch older than the observer API (2.0): nothing to attach to
+        attach_observer(_observer)
         n = _history_entries()
         if n:
             torch.cuda.memory._record_memory_history(max_entries=n)
