@@ -13,6 +13,8 @@ Cases:
                named sitecustomize)
   flags        no hook under -I, -E, -S, -IS (nothing loaded, environment
                unchanged for the program and its children)
+  inherited    a stale injection in the environment (a parent whose hook
+               never ran) is undone, with and without -S/-I
   off          GPUMEMREC_PYTHON_HOOK=0: no hook
   hook_error   a hook that fails (torch.cuda._lazy_call raising; the
                snapshot raising inside the observer) changes nothing: same
@@ -125,6 +127,21 @@ def case_user_site(args, tmp):
 def case_flags(args, tmp):
     for flags in (["-I"], ["-E"], ["-S"], ["-IS"], ["-bE"], ["-W", "ignore", "-S"], ["-X", "dev", "-E"]):
         same_view(args, tmp, py(*(flags + [SHOW_ENV])), "python %s" % " ".join(flags), want_hooked="0")
+
+
+def case_inherited(args, tmp):
+    """An injection inherited from a parent whose hook never ran (it died
+    before site ran, or was not a python* executable) is undone by the
+    child's library first, whatever the child's options."""
+    hook_dir = os.path.join(os.path.dirname(args.shim), "python")
+    for flags in ([], ["-S"], ["-I"]):
+        for saved, orig in (("1:" + STANDINS, (STANDINS,)), ("0:", None)):
+            stale = {"GPUMEMREC_PYHOOK_SAVED": saved,
+                     "PYTHONPATH": os.pathsep.join([hook_dir] + list(orig or []))}
+            base = run(args, py(*(flags + [SHOW_ENV])), tmp, preload=False, pythonpath=orig)
+            got = run(args, py(*(flags + [SHOW_ENV])), tmp, stale, pythonpath=None)
+            check(got.stdout == base.stdout, "python %s with %s: the stale injection was not undone\n"
+                  "  want %s\n  got  %s" % (" ".join(flags), stale, base.stdout, got.stdout))
 
 
 def case_off(args, tmp):
