@@ -310,6 +310,8 @@ def open(path) -> Bundle:  # noqa: A001 (gpumemrec.open, like io.open)
     schema_version), FileNotFoundError never: a missing path is a
     BundleError too."""
     path = os.fspath(path)
+    if path.startswith("-"):
+        path = os.path.join(".", path)  # a path, never an option of the command
     _check_single_bundle(path)
     out = run_cli(["report", "--json", "--top", _ALL, "--frames", _ALL, "--oldest", "0", path])
     return _from_report(path, json.loads(out))

@@ -151,6 +151,30 @@ def check_bad(good, work):
         check("no such file or directory" in str(e), "missing path: %s" % e)
 
 
+def check_odd_paths(good, work):
+    """A bundle whose name starts with '-' (not an option of the command),
+    and a directory of bundles (refused as `gpumemrec html` refuses it)."""
+    odd = os.path.join(work, "-odd bundle")
+    shutil.rmtree(odd, ignore_errors=True)
+    shutil.copytree(good, odd)
+    here = os.getcwd()
+    os.chdir(work)
+    try:
+        b = gpumemrec.open("-odd bundle")
+        check(b.failure.requested_bytes == 16 * MiB and len(b.events) == 13, "bundle named '-odd bundle'")
+    finally:
+        os.chdir(here)
+    many = os.path.join(work, "many")
+    shutil.rmtree(many, ignore_errors=True)
+    for name in ("oom_dump_a", "oom_dump_b"):
+        shutil.copytree(good, os.path.join(many, name))
+    try:
+        gpumemrec.open(many)
+        check(False, "a directory of bundles opened")
+    except gpumemrec.BundleError as e:
+        check("is a directory of bundles" in str(e), "directory of bundles: %s" % e)
+
+
 def check_run_options():
     """__main__'s list of value-taking run options against the command's --help."""
     out = subprocess.run([gpumemrec.command(), "run", "--help"], stdout=subprocess.PIPE,
@@ -184,6 +208,7 @@ def main():
     check_tables(b)
     check_html(b)
     check_bad(bundle, work)
+    check_odd_paths(bundle, work)
     check_run_options()
     check_rewrite()
     for f in failures:
