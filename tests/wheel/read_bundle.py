@@ -76,7 +76,12 @@ def check_tables(b):
     try:
         import pandas  # noqa: F401
     except ImportError:
-        print("note: pandas not importable here: to_pandas not checked")
+        try:
+            b.to_pandas()
+            check(False, "to_pandas without pandas did not raise")
+        except ImportError as e:
+            check("pip install pandas" in str(e), "to_pandas without pandas: %s" % e)
+        print("ok: no pandas here: to_pandas says how to get it")
         return
     df = b.to_pandas("events")
     check(df.shape[0] == 13 and int(df["size"].sum()) == 4 * 32 * MiB + 9 * 16 * MiB, "events frame %r" % (df.shape,))
