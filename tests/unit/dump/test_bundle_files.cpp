@@ -137,6 +137,12 @@ TEST_F(BundleFilesTest, EveryFileIsWrittenOwnerOnlyAndListedInTheManifest) {
   auto events = read_json(dir + "/events.json");
   ASSERT_TRUE(events.IsArray());
   EXPECT_EQ(manifest["event_count"].GetUint64(), events.Size());
+  // A small ring and memory to spare: snapshot.pickle too, a whole pickle
+  // (PROTO first, STOP last).
+  const std::string pickle = read_text(dir + "/snapshot.pickle");
+  ASSERT_GE(pickle.size(), 3u);
+  EXPECT_EQ(uint8_t(pickle.front()), 0x80);
+  EXPECT_EQ(pickle.back(), '.');
 }
 
 TEST_F(BundleFilesTest, EventsAllocationsAndStacksSayWhatWasRecorded) {
