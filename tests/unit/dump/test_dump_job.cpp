@@ -9,7 +9,6 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/resource.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <vector>
@@ -19,6 +18,7 @@
 #include "shim/dump/query/symbolizer.h"
 #include "shim/record/recorder.h"
 #include "tests/unit/unit_files.h"
+#include "tests/unit/unit_process.h"
 
 using namespace gpumemrec;
 using unit_files::list_dir;
@@ -147,8 +147,7 @@ TEST_F(DumpJobTest, UnusableDirectoryWritesNothingAndFreesTheSlot) {
 // signal guard keeps the signal from the program; the half-written bundle
 // is removed. In a child: a guard that failed would kill the test program.
 TEST_F(DumpJobTest, FullDiskLeavesNothingBehindAndNoSignal) {
-  const pid_t pid = fork();
-  if (pid == 0) {
+  const int status = unit_process::in_child([&] {
     signal(SIGXFSZ, SIG_DFL);
     DumpJob job = inline_job(DumpReason::kSignal);
     struct rlimit l;
@@ -156,10 +155,8 @@ TEST_F(DumpJobTest, FullDiskLeavesNothingBehindAndNoSignal) {
     l.rlim_cur = 200;
     setrlimit(RLIMIT_FSIZE, &l);
     const bool ok = run_dump_job(job, s, false);
-    _exit(ok ? 1 : dump_slot_held_by_this_thread() ? 2 : 0);
-  }
-  int status = 0;
-  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    return ok ? 1 : dump_slot_held_by_this_thread() ? 2 : 0;
+  });
   ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
   EXPECT_EQ(WEXITSTATUS(status), 0);
   EXPECT_TRUE(list_dir(dir).empty());  // no bundle, no .tmp- directory

@@ -4,17 +4,45 @@
 #include "shim/dump/dump_slot.h"
 
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <thread>
 #include <vector>
 
+#include "tests/unit/unit_process.h"
+
 using namespace gpumemrec;
 
 namespace {
+
 constexpr int kLongMs = 20000;  // generous: nothing waits this long when the code is right
+
+// Another thread holds the slot (for a failure) until let_go() or the end
+// of the scope.
+class OtherHolder {
+ public:
+  OtherHolder()
+      : thread_([this] {
+          if (dump_slot_try_acquire(DumpReason::kOom)) held_.store(true);
+          else failed_.store(true);
+          while (!let_go_.load()) usleep(1000);
+          if (held_.load()) dump_slot_release();
+        }) {
+    while (!held_.load() && !failed_.load()) usleep(1000);
+  }
+  ~OtherHolder() {
+    let_go();
+    thread_.join();
+  }
+  bool holds() const { return held_.load(); }
+  void let_go() { let_go_.store(true); }
+
+ private:
+  std::atomic<bool> held_{false}, failed_{false}, let_go_{false};
+  std::thread thread_;
+};
+
 }  // namespace
 
 TEST(DumpSlot, OneHolderAmongRacingThreads) {
@@ -79,20 +107,15 @@ TEST(DumpSlot, OnDemandRequestGoesBeforeFailures) {
 }
 
 TEST(DumpSlot, WaitFreeIsBoundedAndEndsAtTheRelease) {
-  std::atomic<bool> held{false}, let_go{false};
-  std::thread holder([&] {
-    ASSERT_TRUE(dump_slot_try_acquire(DumpReason::kOom));
-    held.store(true);
-    while (!let_go.load()) usleep(1000);
-    dump_slot_release();
-  });
-  while (!held.load()) usleep(1000);
-  EXPECT_FALSE(dump_slot_held_by_this_thread());
-  EXPECT_FALSE(dump_slot_wait_free(20, false));  // held all along: false after the bound
-  EXPECT_FALSE(dump_slot_try_acquire(DumpReason::kSignal));
-  let_go.store(true);
-  EXPECT_TRUE(dump_slot_wait_free(kLongMs, false));
-  holder.join();
+  {
+    OtherHolder other;
+    ASSERT_TRUE(other.holds());
+    EXPECT_FALSE(dump_slot_held_by_this_thread());
+    EXPECT_FALSE(dump_slot_wait_free(20, false));  // held all along: false after the bound
+    EXPECT_FALSE(dump_slot_try_acquire(DumpReason::kSignal));
+    other.let_go();
+    EXPECT_TRUE(dump_slot_wait_free(kLongMs, false));
+  }
   EXPECT_TRUE(dump_slot_try_acquire(DumpReason::kSignal));
   dump_slot_release();
 }
@@ -117,25 +140,13 @@ TEST(DumpSlot, TemporaryDirectoryUntilTheRelease) {
 // A fork while another thread holds the slot: the holder is not in the
 // child, whose slot is free again.
 TEST(DumpSlot, ForkedChildStartsFree) {
-  std::atomic<bool> held{false}, let_go{false};
-  std::thread holder([&] {
-    ASSERT_TRUE(dump_slot_try_acquire(DumpReason::kOom));
-    held.store(true);
-    while (!let_go.load()) usleep(1000);
-    dump_slot_release();
-  });
-  while (!held.load()) usleep(1000);
+  OtherHolder other;
+  ASSERT_TRUE(other.holds());
   dump_slot_want(true);
-  const pid_t pid = fork();
-  if (pid == 0) {
+  const int status = unit_process::in_child([] {
     dump_slot_reset_after_fork();
-    const bool ok = !dump_slot_busy() && dump_slot_try_acquire(DumpReason::kOom);
-    _exit(ok ? 0 : 1);
-  }
-  int status = 0;
-  EXPECT_EQ(waitpid(pid, &status, 0), pid);
+    return !dump_slot_busy() && dump_slot_try_acquire(DumpReason::kOom) ? 0 : 1;
+  });
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   dump_slot_want(false);
-  let_go.store(true);
-  holder.join();
 }

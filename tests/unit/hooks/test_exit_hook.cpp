@@ -7,42 +7,29 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cstdlib>
 
 #include "shim/base/clock.h"
 #include "shim/dump/dumper.h"
 #include "shim/record/recorder.h"
 #include "tests/unit/unit_files.h"
+#include "tests/unit/unit_process.h"
 
 using namespace gpumemrec;
 
-namespace {
-
-// Runs `child` in a fork and returns its wait status.
-template <typename Fn>
-int in_child(Fn child) {
-  const pid_t pid = fork();
-  if (pid == 0) {
-    child();
-    std::abort();  // child() must not return
-  }
-  int status = 0;
-  EXPECT_EQ(waitpid(pid, &status, 0), pid);
-  return status;
-}
-
-}  // namespace
+using unit_process::in_child;
 
 TEST(ExitHook, UnderscoreExitGivesTheStatus) {
   const int st = in_child([] {
     exit_hook_init();
     _exit(42);
+    return 1;
   });
   ASSERT_TRUE(WIFEXITED(st));
   EXPECT_EQ(WEXITSTATUS(st), 42);
   const int st2 = in_child([] {
     exit_hook_init();
     _Exit(7);
+    return 1;
   });
   ASSERT_TRUE(WIFEXITED(st2));
   EXPECT_EQ(WEXITSTATUS(st2), 7);
@@ -54,7 +41,7 @@ TEST(ExitHook, BundleBeingWrittenIsFinishedFirst) {
   const std::string dir = unit_files::make_tmpdir();
   const int st = in_child([&] {
     Recorder* r = recorder();
-    if (!r) _exit(90);
+    if (!r) return 90;
     r->cfg.dir = dir;
     r->cfg.episode_ms = 60000;  // the verdict is not known before the exit
     exit_hook_init();
@@ -62,9 +49,10 @@ TEST(ExitHook, BundleBeingWrittenIsFinishedFirst) {
     FailureInfo f;
     if (!record_alloc_failure(HookId::cudaMalloc, 0, 1ull << 40, 0, MemoryType::kDevice, realtime_ns(), 2, true,
                               DumpReason::kOom, &f))
-      _exit(91);
+      return 91;
     dumper_on_failure(f);
     _exit(5);
+    return 1;
   });
   ASSERT_TRUE(WIFEXITED(st));
   EXPECT_EQ(WEXITSTATUS(st), 5);
