@@ -26,7 +26,8 @@ int g_rc = 0;         // what the next calls return
 int g_errno = 0;      // what they leave in errno (0: untouched)
 int g_calls = 0;      // allocation and free calls that reached us
 int g_proc_mode = 0;
-int g_call_line = 0;  // the line of the call in stub_call_back  // cuGetProcAddress: 0 the exported function, 1 an internal entry
+int g_call_line = 0;  // the line of the call in stub_call_back
+uint64_t g_last_size = 0;  // the size of the last allocation asked for  // cuGetProcAddress: 0 the exported function, 1 an internal entry
 uint64_t g_next = 0x7f1000000000ull;
 CUresult (*g_inner)(CUdeviceptr*, size_t) = nullptr;
 
@@ -38,7 +39,9 @@ CUresult finish(CUresult rc) {
 // What an internal (non-exported) entry point of the driver looks like.
 CUresult internal_alloc(CUdeviceptr* dptr, size_t bytesize) {
   ++g_calls;
+  g_last_size = bytesize;
   if (g_rc) return finish(CUresult(g_rc));
+  if (bytesize > (uint64_t(1) << 50)) return finish(CUDA_ERROR_OUT_OF_MEMORY);  // more than any device
   *dptr = g_next;
   g_next += (bytesize + 0xfff) & ~uint64_t(0xfff);
   return finish(CUDA_SUCCESS);
@@ -51,6 +54,7 @@ STUB_API void stub_behave(int rc, int errno_value) {
   g_errno = errno_value;
 }
 STUB_API int stub_calls() { return g_calls; }
+STUB_API uint64_t stub_last_size() { return g_last_size; }
 STUB_API void stub_set_inner(void* fn) { g_inner = reinterpret_cast<CUresult (*)(CUdeviceptr*, size_t)>(fn); }
 STUB_API void stub_set_proc_mode(int mode) { g_proc_mode = mode; }
 STUB_API void* stub_internal_alloc() { return reinterpret_cast<void*>(&internal_alloc); }
@@ -71,6 +75,7 @@ STUB_API CUresult cuMemFree_v2(CUdeviceptr dptr) {
 
 STUB_API cudaError_t cudaMalloc(void** devPtr, size_t size) {
   ++g_calls;
+  g_last_size = size;
   if (!g_inner) return cudaErrorInitializationError;
   CUdeviceptr p = 0;
   const CUresult rc = g_inner(&p, size);

@@ -224,3 +224,43 @@ TEST_F(Wrap, LimitRefusesWithoutCallingTheLibrary) {
   EXPECT_EQ(device_live_bytes(5), 0u);
   r->cfg.has_limit = had_limit;
 }
+
+// GPUMEMREC_FAIL_AFTER through the real wrappers. The driver keeps no error
+// state: it is never asked. The runtime keeps a last error
+// (cudaGetLastError): it is asked for an impossible size, so that its state
+// is what a real out-of-memory leaves; that inner call is not recorded.
+TEST_F(Wrap, FailAfterRefusesLikeTheLibraryWould) {
+  Recorder* r = recorder();
+  auto set_inner = stub::own<void (*)(void*)>("stub_set_inner");
+  auto last_size = stub::own<uint64_t (*)()>("stub_last_size");
+  set_inner(stub::own<void* (*)()>("stub_internal_alloc")());  // the runtime calls the driver's own entry
+  auto rt_malloc = reinterpret_cast<cudaError_t (*)(void**, size_t)>(dlsym(stub::handle(), "cudaMalloc"));
+  ASSERT_EQ(reinterpret_cast<void*>(rt_malloc), reinterpret_cast<void*>(&::cudaMalloc));
+
+  uint64_t from = stub::mark();
+  int calls = stub::calls();
+  r->cfg.fail_after = r->alloc_calls.load() + 1;  // the next allocation
+  CUdeviceptr d = 0x77;
+  EXPECT_EQ(alloc(&d, 4096), CUDA_ERROR_OUT_OF_MEMORY);
+  EXPECT_EQ(d, 0x77u);
+  EXPECT_EQ(stub::calls(), calls);  // the driver was not asked
+  auto ev = events_of(stub::events_since(from), HookId::cuMemAlloc_v2);
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_EQ(event_kind(ev[0]), EventKind::kOom);
+
+  from = stub::mark();
+  calls = stub::calls();
+  r->cfg.fail_after = r->alloc_calls.load() + 1;
+  void* p = reinterpret_cast<void*>(0x88);
+  EXPECT_EQ(rt_malloc(&p, 4096), cudaErrorMemoryAllocation);
+  EXPECT_EQ(p, reinterpret_cast<void*>(0x88));
+  EXPECT_EQ(stub::calls(), calls + 2);  // the runtime and its driver, for the impossible size
+  EXPECT_EQ(last_size(), uint64_t(1) << 62);
+  auto all = stub::events_since(from);
+  auto rt = events_of(all, HookId::cudaMalloc);
+  ASSERT_EQ(rt.size(), 1u);  // the refusal, not the inner call
+  EXPECT_EQ(event_kind(rt[0]), EventKind::kOom);
+  EXPECT_EQ(rt[0].size, 4096u);
+  r->cfg.fail_after = 0;
+  set_inner(nullptr);
+}
