@@ -86,7 +86,8 @@ TEST(CrashWait, FaultWaitsForTheWriterThenFaultsAgain) {
         signal(SIGSEGV, SIG_DFL);
         crash_wait_arm(writer_idle);
         start_writer_that_waits_for_the_signal(fd);
-        *reinterpret_cast<volatile int*>(uintptr_t(16)) = 1;  // si_code SEGV_MAPERR > 0
+        volatile uintptr_t unmapped = 16;
+        *reinterpret_cast<volatile int*>(unmapped) = 1;  // si_code SEGV_MAPERR > 0
         return 0;
       },
       &said);

@@ -68,7 +68,9 @@ TEST(PythonLineTable, TablesCutShortAreReadOnlyToTheirEnd) {
     std::vector<uint8_t> t(full.begin(), full.begin() + long(n));
     const auto lines = decode(PyLineTableFormat::kLocations, t, 50, 4);
     ASSERT_EQ(lines.size(), 4u);
-    if (n >= 2) EXPECT_EQ(lines[0], 51) << n;
+    if (n >= 2) {
+      EXPECT_EQ(lines[0], 51) << n;
+    }
     EXPECT_EQ(lines[3], 50) << n;  // never reached: the first line
     for (int32_t l : lines) EXPECT_NE(l, 12345) << n;  // every unit written
   }
