@@ -10,10 +10,12 @@ PACKAGES=(
   rapidjson-dev libspdlog-dev libfmt-dev libcli11-dev libsqlite3-dev zlib1g-dev
   libamdhip64-dev
   clang libclang-rt-14-dev  # scripts/fuzz.sh: libFuzzer targets
+  python3-setuptools python3-wheel python3-pip python3-venv  # the Python wheel, built offline (wheel.*)
 )
 # Optional: the HTML report test renders the page in Chromium; the
 # chrome-trace test runs DevTools' trace engine (from npm) in Node.
-OPTIONAL=(chromium nodejs)
+# python3-pandas: Bundle.to_pandas() in the wheel tests.
+OPTIONAL=(chromium nodejs python3-pandas)
 # Debian's npm is a package of its own; NodeSource's nodejs carries npm and
 # conflicts with it.
 command -v npm >/dev/null 2>&1 || OPTIONAL+=(npm)

@@ -57,8 +57,9 @@ std::string absolute(const std::string& p) {
 
 // Where an installed or built libgpumemrec.so is, relative to this
 // executable: installed as PREFIX/bin/gpumemrec + PREFIX/lib/gpumemrec/
-// (CMake install and the .deb), then PREFIX/lib/, then the build tree
-// (build/bin holds both).
+// (CMake install and the .deb), then PREFIX/lib/, then beside the command
+// (the build tree's build/bin, and the Python wheel's gpumemrec/_native/,
+// where the console script and `python -m gpumemrec` exec this binary).
 std::vector<std::string> library_candidates() {
   std::string dir = self_dir();
   return {dir + "/../lib/gpumemrec/libgpumemrec.so", dir + "/../lib/libgpumemrec.so", dir + "/libgpumemrec.so"};
@@ -183,7 +184,7 @@ RunFn add_run(CLI::App& root, std::vector<std::string>* after_dashdash) {
       "are listed on stderr.\n"
       "The library is looked up as --library, $GPUMEMREC_LIBRARY, then relative\n"
       "to gpumemrec: ../lib/gpumemrec/ (installed), ../lib/, and its own directory\n"
-      "(the build tree).");
+      "(the build tree; the Python wheel, which carries both side by side).");
   app->add_option("--dir", o->dir, "Dump directory (GPUMEMREC_DIR) [default: $GPUMEMREC_DIR or ./gpumemrec-dumps]");
   app->add_option("--ring-events", o->ring_events, "Events kept in the ring (GPUMEMREC_RING_EVENTS)");
   app->add_option("--stack-depth", o->stack_depth, "Native frames per stack (GPUMEMREC_STACK_DEPTH)");

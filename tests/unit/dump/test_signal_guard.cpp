@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "shim/base/signal_guard.h"
+#include "tests/unit/unit_process.h"
 
 using namespace gpumemrec;
 
@@ -21,15 +22,11 @@ namespace {
 // Runs fn in a child with default dispositions; returns its wait status.
 template <class Fn>
 int in_child(Fn fn) {
-  const pid_t pid = fork();
-  if (pid == 0) {
+  return unit_process::in_child([&] {
     signal(SIGXFSZ, SIG_DFL);
     signal(SIGPIPE, SIG_DFL);
-    _exit(fn());
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return status;
+    return fn();
+  });
 }
 
 int pending(int sig) {
