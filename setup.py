@@ -66,8 +66,9 @@ def copy_native(build, dest):
             shutil.copyfile(src, dst)
         os.chmod(dst, 0o755)
     # The Python start-up hook, beside the library as everywhere else
-    # (docs/python-hook.md; shim/base/python_hook_env.cpp looks for python/).
-    shutil.copytree(os.path.join(HERE, "shim", "python"), os.path.join(dest, "python"),
+    # (docs/python-hook.md; shim/base/python_hook_env.cpp looks for python/),
+    # as the gpumemrec_shim target placed it in the build tree.
+    shutil.copytree(os.path.join(build, "bin", "python"), os.path.join(dest, "python"),
                     ignore=shutil.ignore_patterns("__pycache__", "*.pyc"), dirs_exist_ok=True)
 
 
