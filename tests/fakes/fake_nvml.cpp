@@ -209,6 +209,8 @@ nvmlReturn_t memory(nvmlDevice_t device, unsigned long long* total, unsigned lon
 }  // namespace
 
 FAKE_EXPORT nvmlReturn_t nvmlInit_v2(void) {
+  // FAKEGPU_NVML_FAIL=1: NVML is installed but the driver does not answer.
+  if (env_u64("FAKEGPU_NVML_FAIL", 0) != 0) return NVML_ERROR_DRIVER_NOT_LOADED;
   std::lock_guard<std::mutex> lock(g_mu);
   ++g_init_count;
   return NVML_SUCCESS;
