@@ -83,9 +83,13 @@ std::string_view base_name(std::string_view p) {
   return slash == std::string_view::npos ? p : p.substr(slash + 1);
 }
 
-bool glob(const char* pattern, std::string_view text) {
-  if (text.empty()) return false;
-  return fnmatch(pattern, std::string(text).c_str(), 0) == 0;
+// `text` is NUL-terminated (a std::string's c_str() or a suffix of one):
+// no copy per match, this runs for every frame of every stack of a bundle.
+bool glob(const char* pattern, const char* text) { return *text && fnmatch(pattern, text, 0) == 0; }
+
+const char* base_of(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return path.c_str() + (slash == std::string::npos ? 0 : slash + 1);
 }
 
 // The part of a path after "/site-packages/" or "/dist-packages/", or npos.
@@ -115,19 +119,21 @@ bool python_library_file(std::string_view file) {
 }
 
 FrameClass native_class(const Frame& f) {
-  const std::string_view base = base_name(f.module);
-  if (base.empty()) return FrameClass::kUser;
+  const char* base = base_of(f.module);
+  if (!*base) return FrameClass::kUser;
   for (const LibraryRule& r : kLibraryRules)
     if (glob(r.glob, base)) return r.cls;
   for (const char* g : kFrameworkPathGlobs)
-    if (glob(g, f.module)) return FrameClass::kFramework;
+    if (glob(g, f.module.c_str())) return FrameClass::kFramework;
   return FrameClass::kUser;
 }
 
 bool user_skips(const std::vector<std::string>& patterns, const Frame& f) {
   for (const std::string& p : patterns) {
     const char* g = p.c_str();
-    if (glob(g, base_name(f.module)) || glob(g, f.module) || glob(g, f.file) || glob(g, f.function)) return true;
+    if (glob(g, base_of(f.module)) || glob(g, f.module.c_str()) || glob(g, f.file.c_str()) ||
+        glob(g, f.function.c_str()))
+      return true;
   }
   return false;
 }
@@ -167,27 +173,43 @@ const Rules& rules_from_environment() {
   return rules;
 }
 
-int64_t site_frame_index(const model::Stack& s, const Rules& r) {
+namespace {
+
+std::vector<FrameClass> classes_of(const model::Stack& s, const Rules& r) {
+  std::vector<FrameClass> c;
+  c.reserve(s.frames.size());
+  for (const Frame& f : s.frames) c.push_back(r.classify(f));
+  return c;
+}
+
+int64_t site_index(const model::Stack& s, const std::vector<FrameClass>& c) {
   for (size_t i = 0; i < s.frames.size(); ++i)
-    if (r.classify(s.frames[i]) == FrameClass::kUser) return int64_t(i);
+    if (c[i] == FrameClass::kUser) return int64_t(i);
   for (size_t i = 0; i < s.frames.size(); ++i)
     if (s.frames[i].kind == FrameKind::kPython) return int64_t(i);
   return s.frames.empty() ? -1 : 0;
 }
 
-std::string owning_library(const model::Stack& s, const Rules& r) {
-  for (const Frame& f : s.frames) {
+std::string library_of(const model::Stack& s, const std::vector<FrameClass>& c) {
+  for (size_t i = 0; i < s.frames.size(); ++i) {
+    const Frame& f = s.frames[i];
     if (f.kind != FrameKind::kNative || f.module.empty()) continue;
-    const FrameClass c = r.classify(f);
-    if (c == FrameClass::kRuntime || c == FrameClass::kGlue) continue;
+    if (c[i] == FrameClass::kRuntime || c[i] == FrameClass::kGlue) continue;
     return std::string(base_name(f.module));
   }
   return "";
 }
 
+}  // namespace
+
+int64_t site_frame_index(const model::Stack& s, const Rules& r) { return site_index(s, classes_of(s, r)); }
+
+std::string owning_library(const model::Stack& s, const Rules& r) { return library_of(s, classes_of(s, r)); }
+
 void attribute(model::Stack* s, const Rules& r) {
-  s->site_frame = site_frame_index(*s, r);
-  s->library = owning_library(*s, r);
+  const std::vector<FrameClass> c = classes_of(*s, r);
+  s->site_frame = site_index(*s, c);
+  s->library = library_of(*s, c);
   s->attributed = true;
 }
 
@@ -211,12 +233,12 @@ std::string frame_owner(const Frame& f) {
 
 std::vector<FoldedLine> fold_frames(const model::Stack& s, const Rules& r) {
   std::vector<FoldedLine> out;
-  const int64_t site = s.site_frame >= 0 && size_t(s.site_frame) < s.frames.size() ? s.site_frame
-                                                                                     : site_frame_index(s, r);
+  const std::vector<FrameClass> c = classes_of(s, r);
+  const int64_t site = s.site_frame >= 0 && size_t(s.site_frame) < s.frames.size() ? s.site_frame : site_index(s, c);
   size_t i = 0;
   while (i < s.frames.size()) {
     size_t j = i;
-    while (j < s.frames.size() && int64_t(j) != site && r.classify(s.frames[j]) != FrameClass::kUser) ++j;
+    while (j < s.frames.size() && int64_t(j) != site && c[j] != FrameClass::kUser) ++j;
     if (j - i >= 2) {
       FoldedLine l{i, j - i, "", false};
       std::vector<std::string> seen;

@@ -13,6 +13,7 @@
 #include "tools/json_out.h"
 #include "tools/verdict.h"
 #include "common/card_accounting.h"
+#include "common/card_accounting_json.h"
 #include "common/names.h"
 
 using namespace gpumemrec::model;  // the tools' bundle model
@@ -364,40 +365,10 @@ void json_oldest(JsonWriter& w, const Bundle& b, const ReportOptions& o) {
   w.EndArray();
 }
 
-void json_one_accounting(JsonWriter& w, const DeviceAccounting& a) {
-  w.StartObject();
-  json_kv(w, "device", static_cast<int64_t>(a.device));
-  json_kv(w, "total_bytes", a.total_bytes);
-  json_kv(w, "free_bytes", a.free_bytes);
-  json_kv(w, "recorded_live_bytes", a.recorded_live_bytes);
-  w.Key("recorded_by_library");
-  w.StartObject();
-  for (auto& kv : a.recorded_by_library) json_kv(w, kv.first.c_str(), kv.second);
-  w.EndObject();
-  json_kv(w, "process_unrecorded_bytes", a.process_unrecorded_bytes);
-  w.Key("other_processes");
-  if (a.other_processes) {
-    w.StartArray();
-    for (const GpuProcessUse& p : *a.other_processes) {
-      w.StartObject();
-      json_kv(w, "pid", static_cast<uint64_t>(p.pid));
-      json_kv(w, "name", p.name);
-      json_kv(w, "used_bytes", p.used_bytes);
-      w.EndObject();
-    }
-    w.EndArray();
-  } else {
-    w.Null();
-  }
-  json_kv(w, "unaccounted_bytes", a.unaccounted_bytes);
-  json_kv_or_null(w, "note", a.note);
-  w.EndObject();
-}
-
 void json_accounting(JsonWriter& w, const Bundle& b) {
   w.Key("device_accounting");
   w.StartArray();
-  for (const DeviceAccounting& a : b.metadata.device_accounting) json_one_accounting(w, a);
+  for (const DeviceAccounting& a : b.metadata.device_accounting) write_device_accounting_json(w, a);
   w.EndArray();
 }
 

@@ -3,9 +3,8 @@
 
 #include <cstdlib>
 #include <initializer_list>
-#include <optional>
-#include <type_traits>
 
+#include "common/card_accounting_json.h"
 #include "shim/base/hook_table.h"
 #include "shim/dump/write/bundle_files.h"
 #include "shim/dump/verdict/verdict_text.h"
@@ -94,55 +93,12 @@ void write_gpu_processes(JsonWriter& w, const GpuProcessReport& g) {
   w.Key("gpu_processes_note"); w.String(g.available ? "from NVML" : g.error);
 }
 
-template <typename T>
-void optional_int(JsonWriter& w, const char* key, const std::optional<T>& v) {
-  w.Key(key);
-  if (!v) w.Null();
-  else if constexpr (std::is_signed_v<T>) w.Int64(*v);
-  else w.Uint64(*v);
-}
-
-// Where each device's memory went (common/card_accounting.h). The keys,
-// grouped: device_accounting[] {device, total_bytes, free_bytes,
-// recorded_live_bytes, recorded_by_library, process_unrecorded_bytes,
-// other_processes[] {pid, name, used_bytes}, unaccounted_bytes, note}.
-void write_one_accounting(JsonWriter& w, const model::DeviceAccounting& a) {
-  w.StartObject();
-  w.Key("device"); w.Int(a.device);
-  optional_int(w, "total_bytes", a.total_bytes);
-  optional_int(w, "free_bytes", a.free_bytes);
-  w.Key("recorded_live_bytes"); w.Uint64(a.recorded_live_bytes);
-  w.Key("recorded_by_library");
-  w.StartObject();
-  for (auto& kv : a.recorded_by_library) {
-    w.Key(kv.first.c_str());
-    w.Uint64(kv.second);
-  }
-  w.EndObject();
-  optional_int(w, "process_unrecorded_bytes", a.process_unrecorded_bytes);
-  w.Key("other_processes");
-  if (a.other_processes) {
-    w.StartArray();
-    for (const model::GpuProcessUse& p : *a.other_processes) {
-      w.StartObject();
-      w.Key("pid"); w.Uint(p.pid);
-      w.Key("name"); w.String(p.name);
-      optional_int(w, "used_bytes", p.used_bytes);
-      w.EndObject();
-    }
-    w.EndArray();
-  } else {
-    w.Null();
-  }
-  optional_int(w, "unaccounted_bytes", a.unaccounted_bytes);
-  w.Key("note"); w.String(a.note);
-  w.EndObject();
-}
-
+// Where each device's memory went (common/card_accounting.h): one object
+// per device, common/card_accounting_json.h.
 void write_device_accounting(JsonWriter& w, const model::Metadata& m) {
   w.Key("device_accounting");
   w.StartArray();
-  for (const model::DeviceAccounting& a : m.device_accounting) write_one_accounting(w, a);
+  for (const model::DeviceAccounting& a : m.device_accounting) model::write_device_accounting_json(w, a);
   w.EndArray();
 }
 
