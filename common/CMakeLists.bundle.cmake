@@ -18,9 +18,12 @@ add_library(gpumemrec_model STATIC
   ${CMAKE_CURRENT_LIST_DIR}/memviz_snapshot.cpp
   ${CMAKE_CURRENT_LIST_DIR}/frame_order.cpp
   ${CMAKE_CURRENT_LIST_DIR}/names.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/site_rules.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/card_accounting.cpp
 )
 target_include_directories(gpumemrec_model PUBLIC ${CMAKE_CURRENT_LIST_DIR}/..)
-target_link_libraries(gpumemrec_model PUBLIC Threads::Threads)
+# gpumemrec_common: GPUMEMREC_SITE_SKIP's parser (common/config.h) for site_rules.cpp.
+target_link_libraries(gpumemrec_model PUBLIC gpumemrec_common Threads::Threads)
 set_target_properties(gpumemrec_model PROPERTIES POSITION_INDEPENDENT_CODE ON)
 
 add_library(gpumemrec_bundle STATIC ${CMAKE_CURRENT_LIST_DIR}/bundle_reader.cpp)

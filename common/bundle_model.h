@@ -119,6 +119,11 @@ struct Stack {
   uint64_t stack_id = 0;
   std::string python;  // captured / no_gil / not_python / disabled
   std::vector<Frame> frames;  // innermost first, as stacks.json lists them (common/frame_order.h)
+  // Who holds the memory (common/site_rules.h): stacks.json `site_frame`
+  // and `library`, or computed by the reader for bundles without them.
+  int64_t site_frame = -1;  // index into frames; -1 = none
+  std::string library;      // owning library's basename, "" = unknown
+  bool attributed = false;  // site_frame/library are set
 };
 
 struct Manifest {
@@ -159,6 +164,25 @@ struct RecoveredFailure {
 // The reader keeps at most this many listed entries (the shim writes 32).
 constexpr size_t kMaxRecoveredListed = 1024;
 
+// metadata.json "device_accounting" (common/card_accounting.h).
+struct GpuProcessUse {
+  uint32_t pid = 0;
+  std::string name;
+  std::optional<uint64_t> used_bytes;  // NVML may refuse to say
+  bool this_process = false;
+};
+struct DeviceAccounting {
+  int32_t device = -1;
+  std::optional<uint64_t> total_bytes;
+  std::optional<uint64_t> free_bytes;
+  uint64_t recorded_live_bytes = 0;
+  std::vector<std::pair<std::string, uint64_t>> recorded_by_library;  // largest first
+  std::optional<int64_t> process_unrecorded_bytes;
+  std::optional<std::vector<GpuProcessUse>> other_processes;  // null without NVML
+  std::optional<int64_t> unaccounted_bytes;
+  std::string note;  // why a figure is null; "" when every figure is known
+};
+
 struct Metadata {
   std::string reason;
   std::string api;
@@ -191,6 +215,7 @@ struct Metadata {
   // first kMaxRecoveredListed entries, oldest first.
   uint64_t recovered_count = 0;
   std::vector<RecoveredFailure> recovered_listed;
+  std::vector<DeviceAccounting> device_accounting;  // empty when absent
 };
 
 struct DeviceInfo {

@@ -31,6 +31,8 @@
 #include <rapidjson/error/en.h>
 #include <rapidjson/reader.h>
 
+#include "common/site_rules.h"
+
 namespace gpumemrec::model {
 namespace {
 
@@ -387,6 +389,75 @@ bool read_outcome(const std::string& path, const Value& d, Metadata* m, ReadErro
          read_recovery(path, d, m, err) && read_recovered_failures(path, d, m, err);
 }
 
+// device_accounting (docs/bundle-format.md): optional; each figure may be
+// null; a wrong type is one error naming the key.
+bool opt_i64(Fields& f, const Value& v, const char* key, std::optional<int64_t>* out) {
+  if (!v.HasMember(key) || v[key].IsNull()) return true;
+  int64_t x = 0;
+  if (!f.i64(v, key, &x)) return false;
+  *out = x;
+  return true;
+}
+
+bool read_other_processes(const std::string& path, const Value& v, const std::string& where, DeviceAccounting* a,
+                          ReadError* err) {
+  auto it = v.FindMember("other_processes");
+  if (it == v.MemberEnd() || it->value.IsNull()) return true;
+  if (!it->value.IsArray()) {
+    *err = {path, where + "key 'other_processes' is not an array or null"};
+    return false;
+  }
+  a->other_processes.emplace();
+  for (auto& p : it->value.GetArray()) {
+    if (!p.IsObject() || a->other_processes->size() >= kMaxRecoveredListed) continue;
+    Fields f{path, where + "other_processes: ", err};
+    GpuProcessUse u;
+    if (!f.num(p, "pid", &u.pid) || !f.str(p, "name", &u.name) || !f.opt_u64(p, "used_bytes", &u.used_bytes))
+      return false;
+    a->other_processes->push_back(std::move(u));
+  }
+  return true;
+}
+
+bool read_one_accounting(const std::string& path, const Value& v, size_t i, DeviceAccounting* a, ReadError* err) {
+  const std::string where = "device_accounting #" + std::to_string(i) + ": ";
+  if (!v.IsObject()) {
+    *err = {path, where + "not a JSON object"};
+    return false;
+  }
+  Fields f{path, where, err};
+  if (!f.device(v, "device", &a->device) || !f.opt_u64(v, "total_bytes", &a->total_bytes) ||
+      !f.opt_u64(v, "free_bytes", &a->free_bytes) || !f.u64(v, "recorded_live_bytes", &a->recorded_live_bytes) ||
+      !opt_i64(f, v, "process_unrecorded_bytes", &a->process_unrecorded_bytes) ||
+      !opt_i64(f, v, "unaccounted_bytes", &a->unaccounted_bytes) || !f.str(v, "note", &a->note) ||
+      !read_other_processes(path, v, where, a, err))
+    return false;
+  auto lib = v.FindMember("recorded_by_library");
+  if (lib != v.MemberEnd() && lib->value.IsObject())
+    for (auto& kv : lib->value.GetObject())
+      if (kv.value.IsUint64() && a->recorded_by_library.size() < kMaxRecoveredListed)
+        a->recorded_by_library.emplace_back(std::string(kv.name.GetString(), kv.name.GetStringLength()),
+                                            kv.value.GetUint64());
+  return true;
+}
+
+bool read_device_accounting(const std::string& path, const Value& d, Metadata* m, ReadError* err) {
+  auto it = d.FindMember("device_accounting");
+  if (it == d.MemberEnd() || it->value.IsNull()) return true;
+  if (!it->value.IsArray()) {
+    *err = {path, "key 'device_accounting' is not an array"};
+    return false;
+  }
+  size_t i = 0;
+  for (auto& v : it->value.GetArray()) {
+    if (i >= kMaxDeviceId + 1) break;
+    DeviceAccounting a;
+    if (!read_one_accounting(path, v, i++, &a, err)) return false;
+    m->device_accounting.push_back(std::move(a));
+  }
+  return true;
+}
+
 bool read_metadata(const std::string& path, Metadata* m, ReadError* err) {
   std::vector<char> buf;
   rapidjson::Document d;
@@ -404,7 +475,8 @@ bool read_metadata(const std::string& path, Metadata* m, ReadError* err) {
       !f.u64(d, "total_event_count", &m->total_event_count) ||
       !f.u64(d, "failed_calls_before_dump", &m->failed_calls_before_dump) ||
       !f.dbl(d, "frozen_after_failure_ms", &m->frozen_after_failure_ms) ||
-      !f.dbl(d, "timestamp", &m->timestamp) || !read_outcome(path, d, m, err))
+      !f.dbl(d, "timestamp", &m->timestamp) || !read_outcome(path, d, m, err) ||
+      !read_device_accounting(path, d, m, err))
     return false;
   auto lb = d.FindMember("live_bytes_by_device");
   if (lb != d.MemberEnd() && lb->value.IsObject()) {
@@ -885,6 +957,53 @@ bool read_allocations(const std::string& path, Bundle* b, ReadError* err) {
 
 // stacks.json -----------------------------------------------------------------
 
+bool read_frames(const std::string& path, const Value& v, size_t i, Stack* s, ReadError* err) {
+  auto fr = v.FindMember("frames");
+  if (fr != v.MemberEnd() && fr->value.IsArray()) {
+    size_t j = 0;
+    for (auto& fv : fr->value.GetArray()) {
+      if (!fv.IsObject()) {
+        *err = {path, "stack #" + std::to_string(i) + " frame #" + std::to_string(j) + " is not a JSON object"};
+        return false;
+      }
+      Fields ff{path, "stack #" + std::to_string(i) + " frame #" + std::to_string(j) + ": ", err};
+      Frame fm;
+      std::string kind;
+      if (!ff.str(fv, "kind", &kind) || !ff.str(fv, "module", &fm.module) ||
+          !ff.u64(fv, "offset", &fm.offset) || !ff.str(fv, "function", &fm.function) ||
+          !ff.str(fv, "file", &fm.file) || !ff.i64(fv, "line", &fm.line))
+        return false;
+      fm.kind = kind == "python" ? FrameKind::kPython : kind == "native" ? FrameKind::kNative : FrameKind::kOther;
+      s->frames.push_back(std::move(fm));
+      ++j;
+    }
+  } else if (fr != v.MemberEnd() && !fr->value.IsNull()) {
+    *err = {path, "stack #" + std::to_string(i) + ": key 'frames' is not an array"};
+    return false;
+  }
+  return true;
+}
+
+// "site_frame" and "library" (docs/bundle-format.md, stacks.json): read when
+// the shim wrote them, computed by the same rules (common/site_rules.h, with
+// this process's GPUMEMREC_SITE_SKIP) for bundles written before.
+bool read_attribution(const std::string& path, const Value& v, size_t i, Stack* s, ReadError* err) {
+  Fields f{path, "stack #" + std::to_string(i) + ": ", err};
+  const bool stored = v.HasMember("site_frame") && !v["site_frame"].IsNull();
+  if (!f.i64(v, "site_frame", &s->site_frame) || !f.str(v, "library", &s->library)) return false;
+  if (!stored) {
+    site::attribute(s, site::rules_from_environment());
+    return true;
+  }
+  if (s->site_frame < -1 || s->site_frame >= int64_t(s->frames.size()) || (s->site_frame < 0 && !s->frames.empty())) {
+    *err = {path, "stack #" + std::to_string(i) + ": key 'site_frame' (" + std::to_string(s->site_frame) +
+                      ") is not the index of one of its " + std::to_string(s->frames.size()) + " frames"};
+    return false;
+  }
+  s->attributed = true;
+  return true;
+}
+
 bool read_stacks(const std::string& path, Bundle* b, ReadError* err) {
   std::vector<char> buf;
   rapidjson::Document d;
@@ -900,29 +1019,7 @@ bool read_stacks(const std::string& path, Bundle* b, ReadError* err) {
     Fields f{path, "stack #" + std::to_string(i) + ": ", err};
     Stack s;
     if (!f.u64(v, "stack_id", &s.stack_id) || !f.str(v, "python", &s.python)) return false;
-    auto fr = v.FindMember("frames");
-    if (fr != v.MemberEnd() && fr->value.IsArray()) {
-      size_t j = 0;
-      for (auto& fv : fr->value.GetArray()) {
-        if (!fv.IsObject()) {
-          *err = {path, "stack #" + std::to_string(i) + " frame #" + std::to_string(j) + " is not a JSON object"};
-          return false;
-        }
-        Fields ff{path, "stack #" + std::to_string(i) + " frame #" + std::to_string(j) + ": ", err};
-        Frame fm;
-        std::string kind;
-        if (!ff.str(fv, "kind", &kind) || !ff.str(fv, "module", &fm.module) ||
-            !ff.u64(fv, "offset", &fm.offset) || !ff.str(fv, "function", &fm.function) ||
-            !ff.str(fv, "file", &fm.file) || !ff.i64(fv, "line", &fm.line))
-          return false;
-        fm.kind = kind == "python" ? FrameKind::kPython : kind == "native" ? FrameKind::kNative : FrameKind::kOther;
-        s.frames.push_back(std::move(fm));
-        ++j;
-      }
-    } else if (fr != v.MemberEnd() && !fr->value.IsNull()) {
-      *err = {path, "stack #" + std::to_string(i) + ": key 'frames' is not an array"};
-      return false;
-    }
+    if (!read_frames(path, v, i, &s, err) || !read_attribution(path, v, i, &s, err)) return false;
     b->stacks.push_back(std::move(s));
     ++i;
   }

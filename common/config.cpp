@@ -46,6 +46,7 @@ const std::vector<ConfigVar>& config_vars() {
       {"DUMP_SIGNAL", "(off)", "a signal (e.g. USR2) that writes a bundle with reason 'signal'"},
       {"DUMP_AT_EXIT", "0", "1 = write a bundle with reason 'exit' at normal exit (what was never freed)"},
       {"FOLLOW_EXEC", "1", "0 = remove libgpumemrec.so from LD_PRELOAD for programs this one execs"},
+      {"SITE_SKIP", "(none)", "comma-separated globs (e.g. libmyalloc.so*,*/mypkg/*) of frames that never name an allocation site, added to the built-in list of runtime, framework and interpreter libraries"},
   };
   return vars;
 }
@@ -151,6 +152,30 @@ bool parse_limit(const std::string& text, uint64_t (&limits)[kMaxDevices]) {
   return true;
 }
 
+bool parse_site_skip(const std::string& text, std::vector<std::string>* out, std::string* why) {
+  constexpr size_t kMaxPatterns = 64, kMaxPattern = 256;
+  std::vector<std::string> patterns;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t comma = text.find(',', pos);
+    if (comma == std::string::npos) comma = text.size();
+    std::string item = trim(text.substr(pos, comma - pos));
+    pos = comma + 1;
+    if (item.empty()) continue;
+    if (item.size() > kMaxPattern) {
+      *why = "a pattern longer than 256 characters";
+      return false;
+    }
+    patterns.push_back(std::move(item));
+  }
+  if (patterns.empty() || patterns.size() > kMaxPatterns) {
+    *why = patterns.empty() ? "no pattern" : "more than 64 patterns";
+    return false;
+  }
+  *out = std::move(patterns);
+  return true;
+}
+
 Config parse_config(const EnvGetter& get, std::vector<std::string>* warnings) {
   Config c;
   auto warn = [&](const char* var, const char* value, const char* why, const char* dflt) {
@@ -232,6 +257,10 @@ Config parse_config(const EnvGetter& get, std::vector<std::string>* warnings) {
   }
   bool_var("DUMP_AT_EXIT", &c.dump_at_exit, "0");
   bool_var("FOLLOW_EXEC", &c.follow_exec, "1");
+  if (const char* v = value("SITE_SKIP")) {
+    std::string why;
+    if (!parse_site_skip(v, &c.site_skip, &why)) warn("SITE_SKIP", v, why.c_str(), "the built-in list only");
+  }
   return c;
 }
 

@@ -39,6 +39,9 @@ struct Config {
   int dump_signal = 0;                    // GPUMEMREC_DUMP_SIGNAL (0 = off)
   bool dump_at_exit = false;              // GPUMEMREC_DUMP_AT_EXIT
   bool follow_exec = true;                // GPUMEMREC_FOLLOW_EXEC
+  // GPUMEMREC_SITE_SKIP: globs of frames that never name an allocation site
+  // (common/site_rules.h), added to the built-in table.
+  std::vector<std::string> site_skip;
 };
 
 // One entry per variable: the table the README documents.
@@ -63,5 +66,9 @@ bool parse_bool(const std::string& text, bool* out);      // 1/0, true/false, ye
 bool parse_uint(const std::string& text, uint64_t max, uint64_t* out);
 int parse_signal(const std::string& text);                // "USR2", "SIGUSR2", "12"; -1 if bad
 bool parse_limit(const std::string& text, uint64_t (&limits)[kMaxDevices]);
+// GPUMEMREC_SITE_SKIP: comma-separated globs, blanks trimmed, empty items
+// dropped. False (and *why) for a value with no pattern, more than 64
+// patterns, or a pattern longer than 256 characters.
+bool parse_site_skip(const std::string& text, std::vector<std::string>* out, std::string* why);
 
 }  // namespace gpumemrec

@@ -71,10 +71,4 @@ std::vector<const model::Frame*> ordered_frames(const model::Stack& s) {
   return out;
 }
 
-const model::Frame* site_frame(const model::Stack& s) {
-  for (const model::Frame& f : s.frames)
-    if (f.kind == model::FrameKind::kPython) return &f;
-  return s.frames.empty() ? nullptr : &s.frames.front();
-}
-
 }  // namespace gpumemrec

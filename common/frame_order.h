@@ -72,10 +72,4 @@ std::vector<FrameSlot> interleave_python_frames(const std::vector<NativeFrameNam
 // the order within each kind).
 std::vector<const model::Frame*> ordered_frames(const model::Stack& s);
 
-// The frame that names an allocation site in one line: the innermost Python
-// frame when there is one (the program's own code; the native frames inside
-// it are libffi, the extension and the allocator), else the innermost frame.
-// Null for an empty stack.
-const model::Frame* site_frame(const model::Stack& s);
-
 }  // namespace gpumemrec

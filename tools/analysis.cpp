@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "common/names.h"
+#include "common/site_rules.h"
 
 using namespace gpumemrec::model;  // the tools' bundle model
 
@@ -142,7 +143,15 @@ std::vector<size_t> oldest_live(const Bundle& b, size_t n) {
   return idx;
 }
 
-std::vector<std::string> stack_lines(const Bundle& b, uint64_t stack_id, size_t max_frames, bool verbose) {
+std::string site_line(const Stack& s, bool verbose) {
+  const Frame* f = site::site_frame_of(s);
+  std::string line = "site: " + (f ? names::frame_label(*f, verbose) : std::string("(no frames)"));
+  if (!s.library.empty()) line += "  library: " + s.library;
+  return line;
+}
+
+std::vector<std::string> stack_lines(const Bundle& b, uint64_t stack_id, size_t max_frames, bool verbose,
+                                     bool all_frames) {
   std::vector<std::string> out;
   const Stack* s = stack_id ? b.find_stack(stack_id) : nullptr;
   if (!s) {
@@ -154,20 +163,39 @@ std::vector<std::string> stack_lines(const Bundle& b, uint64_t stack_id, size_t 
     out.push_back("(empty stack" + (why.empty() ? ", python: " + (s->python.empty() ? std::string("?") : s->python) : ": " + why) + ")");
     return out;
   }
-  size_t n = std::min(max_frames, s->frames.size());
-  for (size_t i = 0; i < n; ++i) {
-    const Frame& f = s->frames[i];
-    out.push_back(std::string(f.kind == FrameKind::kPython ? "py  " : "    ") + names::frame_label(f, verbose));
+  out.push_back(site_line(*s, verbose));
+  std::vector<site::FoldedLine> lines;
+  if (all_frames) {
+    for (size_t i = 0; i < s->frames.size(); ++i) lines.push_back({i, 1, "", false});
+  } else {
+    lines = site::fold_frames(*s, site::rules_from_environment());
   }
-  if (n < s->frames.size()) out.push_back("    ... " + std::to_string(s->frames.size() - n) + " more frames");
+  const size_t n = std::min(max_frames, lines.size());
+  for (size_t i = 0; i < n; ++i) {
+    const site::FoldedLine& l = lines[i];
+    const Frame& f = s->frames[l.first];
+    if (l.count > 1) out.push_back("    " + site::folded_text(l));
+    else out.push_back(std::string(f.kind == FrameKind::kPython ? "py  " : "    ") + names::frame_label(f, verbose));
+  }
+  if (n < lines.size()) {
+    size_t more = 0;
+    for (size_t i = n; i < lines.size(); ++i) more += lines[i].count;
+    out.push_back("    ... " + std::to_string(more) + " more frames");
+  }
   if (!why.empty()) out.push_back("    (" + why + ")");
   return out;
 }
 
 std::string top_frame(const Bundle& b, uint64_t stack_id, bool verbose) {
   const Stack* s = stack_id ? b.find_stack(stack_id) : nullptr;
-  if (!s || s->frames.empty()) return stack_id ? "stack " + std::to_string(stack_id) : "(no stack)";
-  return names::frame_label(s->frames.front(), verbose);
+  const Frame* f = s ? site::site_frame_of(*s) : nullptr;
+  if (!f) return stack_id ? "stack " + std::to_string(stack_id) : "(no stack)";
+  return names::frame_label(*f, verbose);
+}
+
+std::string library_of(const Bundle& b, uint64_t stack_id) {
+  const Stack* s = stack_id ? b.find_stack(stack_id) : nullptr;
+  return s ? s->library : std::string();
 }
 
 int64_t failing_oom_event(const Bundle& b) {

@@ -38,13 +38,22 @@ std::vector<ApiCount> api_counts(const model::Bundle& b);  // largest total firs
 // Indices into b.allocations, oldest (lowest seq, then timestamp) first.
 std::vector<size_t> oldest_live(const model::Bundle& b, size_t n);
 
-// Frames of a stack as text lines ("py  f (file:line)" / "    f (file:line)"),
-// short C++ names unless verbose (tools/names.h), then a line saying why
-// Python frames are missing when the stack's `python` field says so.
-std::vector<std::string> stack_lines(const model::Bundle& b, uint64_t stack_id, size_t max_frames, bool verbose = false);
+// A stack as text lines: "site: f (file:line)  library: libx.so" (the site
+// frame and owning library, common/site_rules.h), then its frames ("py  f
+// (file:line)" / "    f (file:line)") with runs of runtime, framework and
+// interpreter frames folded ("    [14 frames in libtorch_cuda.so, ...]")
+// unless all_frames; at most max_frames lines. Short C++ names unless
+// verbose (common/names.h); last, a line saying why Python frames are
+// missing when the stack's `python` field says so.
+std::vector<std::string> stack_lines(const model::Bundle& b, uint64_t stack_id, size_t max_frames, bool verbose = false,
+                                     bool all_frames = false);
+// "site: f (file:line)  library: libx.so"
+std::string site_line(const model::Stack& s, bool verbose);
 
-// The innermost frame of a stack as one label ("(no stack)" / "stack N").
+// The site frame of a stack as one label ("(no stack)" / "stack N").
 std::string top_frame(const model::Bundle& b, uint64_t stack_id, bool verbose = false);
+// The stack's owning library ("" when unknown or no stack).
+std::string library_of(const model::Bundle& b, uint64_t stack_id);
 
 // OOM events of the ring. recovered: the same thread later allocated at
 // least as many bytes successfully before its next OOM (the program freed

@@ -8,7 +8,7 @@
 #include <set>
 #include <unordered_map>
 
-#include "common/frame_order.h"
+#include "common/site_rules.h"
 #include "tools/cli.h"
 
 using namespace gpumemrec::model;  // the tools' bundle model
@@ -88,8 +88,7 @@ void write_names(TraceText& o, const Bundle& b, int64_t pid) {
              pid, t, t);
 }
 
-// The site of each stack (innermost Python frame, else innermost frame),
-// JSON-escaped once.
+// The site frame of each stack (common/site_rules.h), JSON-escaped once.
 class Sites {
  public:
   explicit Sites(const Bundle& b) : b_(b) {}
@@ -97,7 +96,7 @@ class Sites {
     auto it = site_.find(id);
     if (it != site_.end()) return it->second;
     const Stack* s = id ? b_.find_stack(id) : nullptr;
-    const Frame* f = s ? site_frame(*s) : nullptr;
+    const Frame* f = s ? site::site_frame_of(*s) : nullptr;
     std::string esc;
     json_escape(esc, f ? format_frame(*f) : std::string());
     return site_.emplace(id, std::move(esc)).first->second;

@@ -9,8 +9,8 @@ namespace gpumemrec::cli {
 // Trace Event Format (docs.google.com/document/d/1CvAClvFfyA5R-PhYUmn5OOQtYMH4h6I0nSsKchNAySU):
 //  - every recorded call is a complete event ("X") on its thread, from
 //    `timestamp - duration_ns` (the call began) for `duration_ns`, with the
-//    event's details in args (and `site`, its innermost Python frame or
-//    innermost frame);
+//    event's details in args (and `site`, its stack's site frame:
+//    common/site_rules.h);
 //  - an out-of-memory result is also a process-wide instant ("I", s "p");
 //  - counters ("C") "live bytes device N", one track per device, sampled at
 //    every change of memory_allocated;

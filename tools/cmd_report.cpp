@@ -13,6 +13,8 @@
 #include "tools/framework_view.h"
 #include "tools/json_out.h"
 #include "tools/verdict.h"
+#include "common/card_accounting.h"
+#include "common/card_accounting_json.h"
 #include "common/names.h"
 
 using namespace gpumemrec::model;  // the tools' bundle model
@@ -29,6 +31,7 @@ struct ReportOptions {
   bool ascii = false;
   bool json = false;
   bool verbose = false;
+  bool all_frames = false;
 };
 
 void out(const std::string& s) { fputs(s.c_str(), stdout); }
@@ -101,7 +104,7 @@ void text_failure(const Bundle& b, const ReportOptions& o) {
         " after the failure (earlier bundles were being written): what is live may have changed since\n");
   if (m.stack_id) {
     out("  failing call stack (" + std::to_string(m.stack_id) + "):\n");
-    for (auto& l : analysis::stack_lines(b, m.stack_id, o.frames, o.verbose)) out("      " + l + "\n");
+    for (auto& l : analysis::stack_lines(b, m.stack_id, o.frames, o.verbose, o.all_frames)) out("      " + l + "\n");
   }
 }
 
@@ -116,7 +119,7 @@ void text_sites(const Bundle& b, const ReportOptions& o) {
     double pct = total ? 100.0 * static_cast<double>(s.bytes) / static_cast<double>(total) : 0;
     out("  #" + std::to_string(i + 1) + "  " + format_bytes(s.bytes) + " in " + plural(s.count, "allocation") + "  (" +
         fmt_double(pct, 1) + "%)  stack " + std::to_string(s.stack_id) + "\n");
-    for (auto& l : analysis::stack_lines(b, s.stack_id, o.frames, o.verbose)) out("      " + l + "\n");
+    for (auto& l : analysis::stack_lines(b, s.stack_id, o.frames, o.verbose, o.all_frames)) out("      " + l + "\n");
   }
   if (sites.size() > o.top) out("  ... " + std::to_string(sites.size() - o.top) + " more sites (--top N)\n");
 }
@@ -174,11 +177,11 @@ void text_oldest(const Bundle& b, const ReportOptions& o) {
     out("  none\n");
     return;
   }
-  Table t({"SEQ", "AGE", "SIZE", "DEVICE", "API", "ADDRESS", "SITE"}, "rrrrlll");
+  Table t({"SEQ", "AGE", "SIZE", "DEVICE", "API", "ADDRESS", "SITE", "LIBRARY"}, "rrrrllll");
   for (size_t i : idx) {
     const Allocation& a = b.allocations[i];
     t.add({std::to_string(a.seq), age_of(b.metadata, a), format_bytes(a.size), std::to_string(a.device_id), a.api,
-           hex(a.address), analysis::top_frame(b, a.stack_id, o.verbose)});
+           hex(a.address), analysis::top_frame(b, a.stack_id, o.verbose), analysis::library_of(b, a.stack_id)});
   }
   out(t.render("  "));
   if (b.allocations.size() > idx.size())
@@ -199,10 +202,19 @@ void text_apis(const Bundle& b) {
   out(t.render("  "));
 }
 
+// Where each device's memory went (metadata.json device_accounting).
+void text_accounting(const Bundle& b) {
+  for (const DeviceAccounting& a : b.metadata.device_accounting) {
+    out("\n");
+    for (const std::string& l : accounting_lines(a)) out(l + "\n");
+  }
+}
+
 void report_bundle(const Bundle& b, const ReportOptions& o) {
   text_header(b);
   text_failure(b, o);
   out(framework_view_text(read_framework_view(b.path), kFrameworkRows));
+  text_accounting(b);
   out(recovered_failures_text(b, kRecoveredRows, o.verbose));
   text_sites(b, o);
   text_curve(b, o);
@@ -350,8 +362,16 @@ void json_oldest(JsonWriter& w, const Bundle& b, const ReportOptions& o) {
     json_kv(w, "address", a.address);
     json_kv(w, "stack_id", a.stack_id);
     json_kv(w, "site", analysis::top_frame(b, a.stack_id, false));
+    json_kv_or_null(w, "library", analysis::library_of(b, a.stack_id));
     w.EndObject();
   }
+  w.EndArray();
+}
+
+void json_accounting(JsonWriter& w, const Bundle& b) {
+  w.Key("device_accounting");
+  w.StartArray();
+  for (const DeviceAccounting& a : b.metadata.device_accounting) write_device_accounting_json(w, a);
   w.EndArray();
 }
 
@@ -376,6 +396,7 @@ void json_bundle(JsonWriter& w, const Bundle& b, const ReportOptions& o) {
   w.StartObject();
   json_header(w, b);
   json_failure(w, b, o);
+  json_accounting(w, b);
   json_verdict(w, b);
   json_framework_view(w, read_framework_view(b.path), kFrameworkRows);
   json_sites(w, b, o);
@@ -557,6 +578,8 @@ RunFn add_report(CLI::App& root) {
   app->add_flag("--ascii", o->ascii, "Plain ASCII plot (no Unicode block characters)");
   app->add_flag("--json", o->json, "Print one JSON object instead of text (keys: see docs/cli.md)");
   app->add_flag("-v,--verbose", o->verbose, "Full C++ names (template and parameter lists) and file paths in stacks");
+  app->add_flag("--all-frames", o->all_frames,
+                "Show every frame (runtime, framework and interpreter frames are folded by default)");
   app->footer("Given a directory of bundles (several ranks or hosts of one job), prints which rank failed first,\n"
               "the live bytes of every rank side by side, then the full report of the first failure.\n"
               "C++ names are shortened (ns::f<…>(…)); --verbose prints them in full.");

@@ -60,16 +60,18 @@ std::string diff_text(const diff::SiteTotals& o, const diff::SiteTotals& n, cons
   out += "  change: " + format_bytes_signed(total) + "; sites: " + std::to_string(counts[0]) + " grew, " +
          std::to_string(counts[1]) + " new, " + std::to_string(counts[2]) + " shrank, " + std::to_string(counts[3]) +
          " gone, " + std::to_string(counts[4]) + " unchanged\n\n";
-  Table t({"#", "CHANGE", "OLD", "NEW", "ALLOCS", "STATUS", "SITE"}, "rrrrrll");
+  Table t({"#", "CHANGE", "OLD", "NEW", "ALLOCS", "STATUS", "SITE", "LIBRARY"}, "rrrrrlll");
   std::string stacks;
   size_t k = 0;
   for (const auto& x : d) {
     if (!shown(x, p) || k >= p.top) continue;
     ++k;
     const auto& fr = x.site->frames;
-    std::string top = fr.empty() ? "(no frames)" : names::frame_label(fr.front(), p.verbose);
+    const model::Frame* site = diff::site_of(*x.site);
+    std::string top = site ? names::frame_label(*site, p.verbose) : "(no frames)";
     t.add({std::to_string(k), format_bytes_signed(x.delta()), format_bytes(x.old_bytes), format_bytes(x.new_bytes),
-           std::to_string(x.old_count) + "->" + std::to_string(x.new_count), diff::status_name(x.status), top});
+           std::to_string(x.old_count) + "->" + std::to_string(x.new_count), diff::status_name(x.status), top,
+           x.site->library.empty() ? "-" : x.site->library});
     stacks += "  #" + std::to_string(k) + " " + diff::status_name(x.status) + " " + format_bytes_signed(x.delta()) + "\n";
     for (size_t i = 0; i < fr.size() && i < p.frames; ++i)
       stacks += std::string(fr[i].kind == FrameKind::kPython ? "      py  " : "          ") + names::frame_label(fr[i], p.verbose) + "\n";
@@ -119,6 +121,16 @@ void write_diff_json(JsonWriter& w, const diff::SiteTotals& o, const diff::SiteT
     json_kv(w, "old_count", x.old_count);
     json_kv(w, "new_count", x.new_count);
     json_kv(w, "python", x.site->python);
+    w.Key("site");
+    if (const model::Frame* site = diff::site_of(*x.site)) {
+      w.StartObject();
+      w.Key("frame");
+      json_frame(w, *site);
+      json_kv_or_null(w, "library", x.site->library);
+      w.EndObject();
+    } else {
+      w.Null();
+    }
     json_frames(w, x.site->frames, p.frames);
     w.EndObject();
   }

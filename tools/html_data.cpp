@@ -9,6 +9,7 @@
 #include "tools/flame_graph.h"
 #include "tools/framework_view.h"
 #include "common/names.h"
+#include "common/site_rules.h"
 #include "tools/output_file.h"
 
 using namespace gpumemrec::model;  // the tools' bundle model
@@ -87,6 +88,8 @@ void add_meta(Page& p) {
   if (m.rank) j.num(*m.rank);
   else j.raw("null");
   j.raw(",").key("cmdline").str(cmd).raw(",").key("stack_id").num(m.stack_id);
+  j.raw(",").key("fail_site").str(m.stack_id ? analysis::top_frame(b, m.stack_id, false) : std::string());
+  j.raw(",").key("fail_lib").str(analysis::library_of(b, m.stack_id));
   add_verdict(j, b);
   // The framework's own view (framework.json, JAX's memory profile), as
   // `report` prints it; "" when the bundle has none.
@@ -194,6 +197,7 @@ void add_sites(Page& p) {
     j.raw(i ? ",{" : "{").key("id").num(sites[i].stack_id).raw(",").key("bytes").num(sites[i].bytes);
     j.raw(",").key("count").num(sites[i].count).raw(",").key("leaf").num(leaf_of(p, sites[i].stack_id));
     j.raw(",").key("top").str(analysis::top_frame(p.b, sites[i].stack_id, false));
+    j.raw(",").key("lib").str(analysis::library_of(p.b, sites[i].stack_id));
     j.raw(",").key("full").str(analysis::top_frame(p.b, sites[i].stack_id, true)).raw("}");
   }
   j.raw("]");
@@ -216,25 +220,70 @@ void add_allocs(Page& p) {
     if (b.metadata.timestamp > 0 && a.timestamp > 0) j.dbl(b.metadata.timestamp - a.timestamp, 6);
     else j.raw("null");
     j.raw(",").key("seq").num(a.seq).raw(",").key("site").num(a.stack_id).raw(",").key("leaf").num(leaf_of(p, a.stack_id));
-    j.raw(",").key("top").str(analysis::top_frame(b, a.stack_id, false)).raw("}");
+    j.raw(",").key("top").str(analysis::top_frame(b, a.stack_id, false));
+    j.raw(",").key("lib").str(analysis::library_of(b, a.stack_id)).raw("}");
   }
   j.raw("]");
 }
 
+// A stack as [short, full] lines: the site line first, then the frames with
+// runtime, framework and interpreter frames folded (common/site_rules.h);
+// the flame graph keeps every frame.
 void add_stack(Json& j, const Stack& s) {
   j.raw("[");
-  size_t n = std::min(kStackFrames, s.frames.size());
+  const std::string site = analysis::site_line(s, false);
+  j.raw("[").str(site).raw(",").str(analysis::site_line(s, true)).raw("]");
+  const std::vector<site::FoldedLine> lines = site::fold_frames(s, site::rules_from_environment());
+  size_t n = std::min(kStackFrames, lines.size()), shown = 0;
   for (size_t i = 0; i < n; ++i) {
-    const Frame& f = s.frames[i];
+    const Frame& f = s.frames[lines[i].first];
+    shown += lines[i].count;
+    if (lines[i].count > 1) {
+      const std::string t = "    " + site::folded_text(lines[i]);
+      j.raw(",[").str(t).raw(",").str(t).raw("]");
+      continue;
+    }
     const char* py = f.kind == FrameKind::kPython ? "py  " : "    ";
-    j.raw(i ? ",[" : "[").str(py + names::frame_label(f, false)).raw(",").str(py + names::frame_label(f, true)).raw("]");
+    j.raw(",[").str(py + names::frame_label(f, false)).raw(",").str(py + names::frame_label(f, true)).raw("]");
   }
-  if (n < s.frames.size()) {
-    std::string more = "    ... " + std::to_string(s.frames.size() - n) + " more frames";
-    j.raw(n ? ",[" : "[").str(more).raw(",").str(more).raw("]");
+  if (shown < s.frames.size()) {
+    std::string more = "    ... " + std::to_string(s.frames.size() - shown) + " more frames";
+    j.raw(",[").str(more).raw(",").str(more).raw("]");
   }
   std::string why = names::python_status_text(s.python);
-  if (!why.empty()) j.raw(n || s.frames.size() ? ",[" : "[").str("    (" + why + ")").raw(",0]");
+  if (!why.empty()) j.raw(",[").str("    (" + why + ")").raw(",0]");
+  j.raw("]");
+}
+
+// metadata.json device_accounting: one stacked bar per device.
+void add_accounting(Page& p) {
+  Json& j = p.j;
+  j.raw(",").key("accounting").raw("[");
+  bool first = true;
+  auto opt = [&](const char* k, auto v) {
+    j.raw(",").key(k);
+    if (v) j.num(static_cast<uint64_t>(*v < 0 ? 0 : *v));
+    else j.raw("null");
+  };
+  for (const DeviceAccounting& a : p.b.metadata.device_accounting) {
+    j.raw(first ? "{" : ",{").key("device").num(static_cast<uint64_t>(a.device < 0 ? 0 : a.device));
+    first = false;
+    opt("total", a.total_bytes ? std::optional<int64_t>(static_cast<int64_t>(*a.total_bytes)) : std::nullopt);
+    opt("free", a.free_bytes ? std::optional<int64_t>(static_cast<int64_t>(*a.free_bytes)) : std::nullopt);
+    j.raw(",").key("libs").raw("[");
+    for (size_t i = 0; i < a.recorded_by_library.size(); ++i)
+      j.raw(i ? ",[" : "[").str(a.recorded_by_library[i].first).raw(",").num(a.recorded_by_library[i].second).raw("]");
+    j.raw("]");
+    opt("unrecorded", a.process_unrecorded_bytes);
+    std::optional<int64_t> others;
+    if (a.other_processes) {
+      others = 0;
+      for (const GpuProcessUse& u : *a.other_processes) *others += static_cast<int64_t>(u.used_bytes.value_or(0));
+    }
+    opt("others", others);
+    opt("unaccounted", a.unaccounted_bytes);
+    j.raw(",").key("note").str(a.note).raw("}");
+  }
   j.raw("]");
 }
 
@@ -281,7 +330,9 @@ void add_baseline(Page& p, const diff::SiteTotals* o, const diff::SiteTotals* n)
     const auto& fr = d.site->frames;
     j.raw(k++ ? ",{" : "{").key("status").str(diff::status_name(d.status)).raw(",").key("delta").num(d.delta());
     j.raw(",").key("old").num(d.old_bytes).raw(",").key("new").num(d.new_bytes);
-    j.raw(",").key("top").str(fr.empty() ? "(no frames)" : names::frame_label(fr.front(), false));
+    const Frame* site = diff::site_of(*d.site);
+    j.raw(",").key("top").str(site ? names::frame_label(*site, false) : "(no frames)");
+    j.raw(",").key("lib").str(d.site->library);
     j.raw(",").key("frames").raw("[");
     for (size_t i = 0; i < fr.size() && i < kStackFrames; ++i)
       j.raw(i ? "," : "").str(std::string(fr[i].kind == FrameKind::kPython ? "py  " : "    ") + names::frame_label(fr[i], false));
@@ -303,6 +354,7 @@ std::string build_html_data(const Bundle& b, const diff::SiteTotals* baseline, c
   add_sites(p);
   add_allocs(p);
   add_stacks(p);
+  add_accounting(p);
   add_apis(p);
   add_baseline(p, baseline, baseline_new);
   p.j.raw("}");

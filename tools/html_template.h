@@ -148,9 +148,31 @@ function failure(){
     "the same thread later allocated as much)":""));
   h+="</div>";
   if(m.framework)h+="<pre id='framework' style='margin-top:6px'>"+esc(m.framework)+"</pre>";
-  if(m.stack_id){h+="<div style='margin-top:6px'><a href='#' id='failstack'>stack of the failing call</a></div>";}
+  if(m.stack_id){h+="<div style='margin-top:6px'><b>site</b> "+esc(m.fail_site)+(m.fail_lib?" <span class='note'>(library "+esc(m.fail_lib)+")</span>":"")+
+    " &mdash; <a href='#' id='failstack'>stack of the failing call</a></div>";}
+  h+=accountingBars();
   $("failure").innerHTML=h;
   var fs=$("failstack");if(fs)fs.onclick=function(e){e.preventDefault();showStack(m.stack_id,"failing call");};
+}
+// One stacked bar per device: where its memory went (metadata.json device_accounting).
+function accountingBars(){
+  var h="",cols=["#4c78a8","#72b7b2","#54a24b","#eeca3b","#b279a2","#9d755d"];
+  (D.accounting||[]).forEach(function(a){
+    var total=a.total||0,parts=[];
+    a.libs.forEach(function(l,i){parts.push([l[0]+" (recorded)",l[1],cols[i%cols.length]]);});
+    parts.push(["this process, not recorded (context, modules, graph pools)",a.unrecorded,"#f58518"]);
+    parts.push(["other processes",a.others,"#e45756"]);
+    parts.push(["unaccounted",a.unaccounted,"#bab0ac"]);
+    parts.push(["free",a.free,"#eef0f2"]);
+    h+="<div style='margin-top:8px'><b>Where device "+a.device+"'s "+(total?hb(total):"memory")+" went</b>";
+    if(total){h+="<div class='acct' style='display:flex;height:18px;border:1px solid #ccc;margin-top:3px'>";
+      parts.forEach(function(p){if(p[1]===null||!p[1])return;var w=100*p[1]/total;
+        h+="<div title='"+esc(p[0]+": "+hb(p[1]))+"' style='width:"+w.toFixed(2)+"%;background:"+p[2]+"'></div>";});
+      h+="</div>";}
+    h+="<div class='note'>"+parts.map(function(p){return esc(p[0])+": "+(p[1]===null?"unknown":hb(p[1]));}).join("; ")+"</div>";
+    if(a.note)h+="<div class='note'>("+esc(a.note)+")</div>";
+    h+="</div>";});
+  return h;
 }
 function chart(c,W,H,L,R,T,B){
   var pts=c.points,t0=D.t_min,t1=D.t_max;if(t1<=t0)t1=t0+1e-6;
@@ -297,11 +319,11 @@ function mktables(){
   D.sites.forEach(function(s,i){s.rank=i+1;});
   tables.sites=table("sites",[{key:"rank",label:"#",num:1},{key:"bytes",label:"live bytes",num:1,fmt:hb},{key:"count",label:"allocations",num:1},
     {key:"bytes",label:"%",num:1,fmt:function(v){return (100*v/lt).toFixed(1)+"%";}},{key:"id",label:"stack",num:1},
-    {key:"top",label:"top frame",title:function(r){return r.full;}}],
+    {key:"top",label:"site",title:function(r){return r.full;}},{key:"lib",label:"library"}],
     D.sites,function(s){showStack(s.id,hb(s.bytes)+" in "+s.count+" allocations");});
   allocNote();
   tables.allocs=table("allocs",[{key:"s",label:"size",num:1,fmt:hb},{key:"d",label:"device",num:1},{key:"api",label:"API"},{key:"mt",label:"type"},
-    {key:"age",label:"age",num:1,fmt:fmtAge},{key:"seq",label:"seq",num:1},{key:"a",label:"address"},{key:"top",label:"site"}],
+    {key:"age",label:"age",num:1,fmt:fmtAge},{key:"seq",label:"seq",num:1},{key:"a",label:"address"},{key:"top",label:"site"},{key:"lib",label:"library"}],
     D.allocs,function(a){showStack(a.site,hb(a.s)+" at "+a.a);});
   tables.apis=table("apis",[{key:"api",label:"API"},{key:"alloc",label:"alloc",num:1},{key:"free",label:"free",num:1},{key:"oom",label:"oom",num:1},
     {key:"failed",label:"failed",num:1},{key:"other",label:"other",num:1},{key:"total",label:"total",num:1}],D.apis,function(){});
@@ -311,7 +333,7 @@ function baseline(){
   $("basenote").textContent="Baseline "+B.name+": "+hb(B.old_bytes)+" live; this bundle: "+hb(B.new_bytes)+" ("+hbs(B.new_bytes-B.old_bytes)+
     "). Call sites matched by their frames (function, file, line), largest growth first.";
   tables.base=table("base",[{key:"delta",label:"change",num:1,fmt:hbs},{key:"old",label:"baseline",num:1,fmt:hb},{key:"new",label:"this",num:1,fmt:hb},
-    {key:"status",label:"status",cls:function(r){return r.status;}},{key:"top",label:"site"}],B.sites,function(r){
+    {key:"status",label:"status",cls:function(r){return r.status;}},{key:"top",label:"site"},{key:"lib",label:"library"}],B.sites,function(r){
     var el=$("stack"),h="<div><b>"+esc(r.status+" "+hbs(r.delta))+"</b></div>";
     r.frames.forEach(function(l){h+="<div class='"+(l.lastIndexOf("py ",0)===0?"py":"nat")+"'>"+esc(l)+"</div>";});el.className="";el.innerHTML=h;});
 }

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "common/names.h"
+#include "common/site_rules.h"
 
 using namespace gpumemrec::model;  // the tools' bundle model
 
@@ -27,6 +28,12 @@ void json_kv(JsonWriter& w, const char* key, double v) {
 void json_kv(JsonWriter& w, const char* key, const std::optional<uint64_t>& v) {
   w.Key(key);
   if (v) w.Uint64(*v);
+  else w.Null();
+}
+
+void json_kv(JsonWriter& w, const char* key, const std::optional<int64_t>& v) {
+  w.Key(key);
+  if (v) w.Int64(*v);
   else w.Null();
 }
 
@@ -58,8 +65,24 @@ void json_frames(JsonWriter& w, const std::vector<Frame>& frames, size_t max_fra
   w.EndArray();
 }
 
+void json_site(JsonWriter& w, const Stack* s) {
+  w.Key("site");
+  const Frame* f = s ? site::site_frame_of(*s) : nullptr;
+  if (!f) {
+    w.Null();
+    return;
+  }
+  w.StartObject();
+  w.Key("frame");
+  json_frame(w, *f);
+  json_kv(w, "index", static_cast<int64_t>(f - s->frames.data()));
+  json_kv_or_null(w, "library", s->library);
+  w.EndObject();
+}
+
 void json_stack(JsonWriter& w, const Bundle& b, uint64_t stack_id, size_t max_frames) {
   const Stack* s = stack_id ? b.find_stack(stack_id) : nullptr;
+  json_site(w, s);
   json_kv(w, "python", s ? s->python : std::string());
   json_frames(w, s ? s->frames : std::vector<Frame>{}, max_frames);
 }

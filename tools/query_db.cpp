@@ -1,8 +1,11 @@
 #include "tools/query_db.h"
 
+#include <optional>
 #include <string>
 #include <unordered_map>
 
+#include "common/names.h"
+#include "common/site_rules.h"
 #include "tools/cli.h"
 
 using namespace gpumemrec::model;  // the tools' bundle model
@@ -23,8 +26,12 @@ CREATE TABLE allocations (
   address INTEGER, size INTEGER, device_id INTEGER, api TEXT, memory_type TEXT,
   timestamp REAL, thread_id INTEGER, stack_id INTEGER, seq INTEGER, bundle TEXT);
 -- Stacks (stacks.json); python is captured / no_gil / native_thread /
--- not_python / disabled.
-CREATE TABLE stacks (stack_id INTEGER, python TEXT, bundle TEXT, PRIMARY KEY (bundle, stack_id));
+-- not_python / disabled. site: the frame that names the allocation site
+-- (the innermost frame of the user's code, as one label) and site_depth its
+-- depth in frames; library: the owning library's file name (NULL when
+-- unknown). docs/design.md, "Who holds the memory".
+CREATE TABLE stacks (stack_id INTEGER, python TEXT, site TEXT, site_depth INTEGER, library TEXT, bundle TEXT,
+  PRIMARY KEY (bundle, stack_id));
 -- Frames of each stack, innermost first (depth 0), as stacks.json orders them.
 CREATE TABLE frames (
   stack_id INTEGER, depth INTEGER, kind TEXT, module TEXT, offset INTEGER,
@@ -44,10 +51,23 @@ CREATE TABLE metadata (key TEXT, value, bundle TEXT, PRIMARY KEY (bundle, key));
 CREATE TABLE recovered_failures (
   timestamp REAL, device_id INTEGER, size INTEGER, api TEXT, thread_id INTEGER,
   stack_id INTEGER, after_ms REAL, freed_bytes INTEGER, bundle TEXT);
--- Live bytes per call site at the dump.
+-- Where each device's memory went at the dump (metadata.json
+-- device_accounting): NULL where a figure is unknown; other_processes_bytes
+-- sums the other processes NVML lists (see other_processes).
+CREATE TABLE device_accounting (
+  device INTEGER, total_bytes INTEGER, free_bytes INTEGER, recorded_live_bytes INTEGER,
+  process_unrecorded_bytes INTEGER, other_processes_bytes INTEGER, unaccounted_bytes INTEGER, note TEXT,
+  bundle TEXT);
+-- The recorded live bytes of each device by owning library.
+CREATE TABLE recorded_by_library (device INTEGER, library TEXT, bytes INTEGER, bundle TEXT);
+-- The other processes NVML lists on each device (used_bytes NULL when NVML
+-- does not say).
+CREATE TABLE other_processes (device INTEGER, pid INTEGER, name TEXT, used_bytes INTEGER, bundle TEXT);
+-- Live bytes per call site at the dump, named by its site frame and library.
 CREATE VIEW sites AS
-  SELECT stack_id, COUNT(*) AS count, SUM(size) AS bytes, bundle
-  FROM allocations GROUP BY bundle, stack_id ORDER BY bytes DESC;
+  SELECT a.stack_id, COUNT(*) AS count, SUM(a.size) AS bytes, s.site AS site, s.library AS library, a.bundle
+  FROM allocations a LEFT JOIN stacks s ON s.bundle = a.bundle AND s.stack_id = a.stack_id
+  GROUP BY a.bundle, a.stack_id ORDER BY bytes DESC;
 )";
 
 namespace {
@@ -114,12 +134,18 @@ void insert_allocations(sqlite3* db, const Bundle& b, const std::string& name) {
 }
 
 void insert_stacks(sqlite3* db, const Bundle& b, const std::string& name) {
-  Stmt st(db, "INSERT OR REPLACE INTO stacks VALUES (?,?,?)");
+  Stmt st(db, "INSERT OR REPLACE INTO stacks VALUES (?,?,?,?,?,?)");
   Stmt fr(db, "INSERT INTO frames VALUES (?,?,?,?,?,?,?,?,?)");
   static const std::string kinds[] = {"python", "native", "other"};
   for (const Stack& s : b.stacks) {
-    st.i(1, as_i(s.stack_id)).t(2, s.python).t(3, name);
-    st.step(db);
+    st.i(1, as_i(s.stack_id)).t(2, s.python);
+    const Frame* site = site::site_frame_of(s);
+    const std::string label = site ? names::frame_label(*site, false) : std::string();  // bound until step()
+    if (site) st.t(3, label).i(4, site - s.frames.data());
+    else st.null(3).null(4);
+    if (s.library.empty()) st.null(5);
+    else st.t(5, s.library);
+    st.t(6, name).step(db);
     for (size_t d = 0; d < s.frames.size(); ++d) {
       const Frame& f = s.frames[d];
       fr.i(1, as_i(s.stack_id)).i(2, static_cast<int64_t>(d)).t(3, kinds[static_cast<int>(f.kind)]).t(4, f.module);
@@ -185,6 +211,39 @@ void insert_verdict(sqlite3* db, const Bundle& b, const std::string& name) {
   }
 }
 
+template <typename T>
+void opt_i(Stmt& st, int col, const std::optional<T>& v) {
+  if (v) st.i(col, static_cast<int64_t>(*v));
+  else st.null(col);
+}
+
+void insert_accounting(sqlite3* db, const Bundle& b, const std::string& name) {
+  Stmt acc(db, "INSERT INTO device_accounting VALUES (?,?,?,?,?,?,?,?,?)");
+  Stmt lib(db, "INSERT INTO recorded_by_library VALUES (?,?,?,?)");
+  Stmt oth(db, "INSERT INTO other_processes VALUES (?,?,?,?,?)");
+  for (const DeviceAccounting& a : b.metadata.device_accounting) {
+    std::optional<int64_t> others;
+    if (a.other_processes) {
+      others = 0;
+      for (const GpuProcessUse& p : *a.other_processes) {
+        *others += static_cast<int64_t>(p.used_bytes.value_or(0));
+        oth.i(1, a.device).i(2, p.pid).t(3, p.name);
+        opt_i(oth, 4, p.used_bytes);
+        oth.t(5, name).step(db);
+      }
+    }
+    acc.i(1, a.device);
+    opt_i(acc, 2, a.total_bytes);
+    opt_i(acc, 3, a.free_bytes);
+    acc.i(4, as_i(a.recorded_live_bytes));
+    opt_i(acc, 5, a.process_unrecorded_bytes);
+    opt_i(acc, 6, others);
+    opt_i(acc, 7, a.unaccounted_bytes);
+    acc.t(8, a.note).t(9, name).step(db);
+    for (auto& kv : a.recorded_by_library) lib.i(1, a.device).t(2, kv.first).i(3, as_i(kv.second)).t(4, name).step(db);
+  }
+}
+
 void insert_metadata(sqlite3* db, const Bundle& b, const std::string& name) {
   Stmt ins(db, "INSERT OR REPLACE INTO metadata VALUES (?,?,?)");
   const Metadata& m = b.metadata;
@@ -210,6 +269,7 @@ void insert_metadata(sqlite3* db, const Bundle& b, const std::string& name) {
   ins.t(1, ts).d(2, m.timestamp).t(3, name).step(db);
   for (auto& kv : m.custom_metadata) put_s("custom." + kv.first, kv.second);
   insert_verdict(db, b, name);
+  insert_accounting(db, b, name);
 }
 
 }  // namespace

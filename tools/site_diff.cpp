@@ -40,6 +40,8 @@ void SiteTotals::add(const Bundle& b) {
       if (st) {
         e.frames = st->frames;
         e.python = st->python;
+        e.site_frame = st->site_frame;
+        e.library = st->library;
       } else {
         Frame f;
         f.function = k.substr(1);
@@ -52,6 +54,12 @@ void SiteTotals::add(const Bundle& b) {
     bytes += s.bytes;
     count += s.count;
   }
+}
+
+const model::Frame* site_of(const SiteTotals::Entry& e) {
+  if (e.site_frame >= 0 && static_cast<size_t>(e.site_frame) < e.frames.size())
+    return &e.frames[static_cast<size_t>(e.site_frame)];
+  return e.frames.empty() ? nullptr : &e.frames.front();
 }
 
 const char* status_name(Status s) {

@@ -18,6 +18,8 @@ struct SiteTotals {
   struct Entry {
     std::vector<model::Frame> frames;  // innermost first, as in the bundle
     std::string python;                // the stack's `python` field
+    int64_t site_frame = -1;           // the stack's site frame (common/site_rules.h), -1 = none
+    std::string library;               // the stack's owning library, "" = unknown
     uint64_t bytes = 0;
     uint64_t count = 0;
   };
@@ -28,6 +30,9 @@ struct SiteTotals {
   uint64_t bytes = 0, count = 0;
   void add(const model::Bundle& b);  // call once per bundle
 };
+
+// The site frame of a compared site (its stack's, common/site_rules.h), or null.
+const model::Frame* site_of(const SiteTotals::Entry& e);
 
 enum class Status { kGrew, kNew, kShrank, kGone, kSame };
 const char* status_name(Status s);  // "grew", "new", "shrank", "gone", "same"

@@ -269,7 +269,7 @@ FAKE_EXPORT CUresult CUDAAPI cuMemGetInfo_v2(size_t* free, size_t* total) {
   if (free == nullptr || total == nullptr) return CUDA_ERROR_INVALID_VALUE;
   if (!valid_dev(t_device)) return CUDA_ERROR_INVALID_CONTEXT;
   const uint64_t cap = fakegpu::config().capacity;
-  const uint64_t used = fakegpu::used_bytes(t_device);
+  const uint64_t used = fakegpu::occupied_bytes(t_device);
   *total = cap;
   *free = used >= cap ? 0 : cap - used;
   return CUDA_SUCCESS;
@@ -591,6 +591,10 @@ FAKE_EXPORT int fakegpu_write_ledger(const char* path) { return fakegpu::write_l
 FAKE_EXPORT int fakegpu_cuda_write_ledger(const char* path) { return fakegpu::write_ledger(path); }
 FAKE_EXPORT unsigned long long fakegpu_cuda_live_bytes(int device) {
   return valid_dev(device) ? fakegpu::used_bytes(device) : 0;
+}
+// NVML's figure for this process (fake_nvml.cpp): allocations plus context.
+FAKE_EXPORT unsigned long long fakegpu_cuda_process_bytes(int device) {
+  return valid_dev(device) ? fakegpu::process_bytes(device) : 0;
 }
 FAKE_EXPORT unsigned long long fakegpu_cuda_capacity(void) { return fakegpu::config().capacity; }
 FAKE_EXPORT int fakegpu_cuda_device_count(void) { return ndev(); }

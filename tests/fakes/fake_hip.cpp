@@ -243,7 +243,7 @@ FAKE_EXPORT hipError_t hipMemGetInfo(size_t* free, size_t* total) {
   if (free == nullptr || total == nullptr) return record(hipErrorInvalidValue);
   if (!valid_dev(t_device)) return record(hipErrorInvalidDevice);
   const uint64_t cap = fakegpu::config().capacity;
-  const uint64_t used = fakegpu::used_bytes(t_device);
+  const uint64_t used = fakegpu::occupied_bytes(t_device);
   *total = cap;
   *free = used >= cap ? 0 : cap - used;
   return hipSuccess;

@@ -8,7 +8,8 @@
 //
 // Process list of device 0: $FAKEGPU_NVML_PROCS ("pid:bytes[:name],...")
 // plus, on every device, the calling process itself with the live bytes of
-// the fake libcuda if that library is loaded in the process (looked up with
+// the fake libcuda and its FAKEGPU_CONTEXT_BYTES if that library is loaded
+// in the process (looked up with
 // dlopen(RTLD_NOLOAD) + dlsym of fakegpu_cuda_live_bytes).
 #include <dlfcn.h>
 #include <unistd.h>
@@ -119,15 +120,16 @@ int device_index(nvmlDevice_t d) {
   return idx < device_count() ? idx : -1;
 }
 
-// Live bytes of the fake libcuda in this process, or -1 if it is not loaded.
+// What the fake libcuda holds for this process (its allocations and its
+// FAKEGPU_CONTEXT_BYTES), or -1 if it is not loaded.
 long long own_cuda_bytes(int device) {
   using Fn = unsigned long long (*)(int);
   Fn fn = nullptr;
   if (void* h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD)) {
-    fn = reinterpret_cast<Fn>(dlsym(h, "fakegpu_cuda_live_bytes"));
+    fn = reinterpret_cast<Fn>(dlsym(h, "fakegpu_cuda_process_bytes"));
     dlclose(h);
   }
-  if (fn == nullptr) fn = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "fakegpu_cuda_live_bytes"));
+  if (fn == nullptr) fn = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "fakegpu_cuda_process_bytes"));
   if (fn == nullptr) return -1;
   return static_cast<long long>(fn(device));
 }
@@ -207,6 +209,8 @@ nvmlReturn_t memory(nvmlDevice_t device, unsigned long long* total, unsigned lon
 }  // namespace
 
 FAKE_EXPORT nvmlReturn_t nvmlInit_v2(void) {
+  // FAKEGPU_NVML_FAIL=1: NVML is installed but the driver does not answer.
+  if (env_u64("FAKEGPU_NVML_FAIL", 0) != 0) return NVML_ERROR_DRIVER_NOT_LOADED;
   std::lock_guard<std::mutex> lock(g_mu);
   ++g_init_count;
   return NVML_SUCCESS;

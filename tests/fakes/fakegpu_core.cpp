@@ -224,6 +224,12 @@ const char* kind_name(Kind k) {
 
 bool device_ok(int device) { return device >= 0 && device < config().devices; }
 
+// What the device holds besides this process's allocations.
+uint64_t overhead(int device) {
+  const Config& c = config();
+  return c.context_bytes + (device == 0 ? c.others_bytes : 0);
+}
+
 }  // namespace
 
 const Config& config() {
@@ -233,6 +239,8 @@ const Config& config() {
     if (parse_u64(getenv("FAKEGPU_CAPACITY"), &v)) c.capacity = v;
     if (parse_u64(getenv("FAKEGPU_DEVICES"), &v)) c.devices = v > kMaxDevices ? kMaxDevices : static_cast<int>(v);
     if (parse_u64(getenv("FAKEGPU_RESERVE_VA"), &v) && v == 0) c.reserve_va = false;
+    if (parse_u64(getenv("FAKEGPU_CONTEXT_BYTES"), &v)) c.context_bytes = v;
+    if (parse_u64(getenv("FAKEGPU_OTHERS_BYTES"), &v)) c.others_bytes = v;
     return c;
   }();
   return cfg;
@@ -246,7 +254,7 @@ int alloc(int device, uint64_t size, Kind kind, uint64_t align, bool v1_arena, u
   const uint64_t cap = config().capacity;
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mu);
-  if (size > cap || s.used[device] > cap - size) return kOom;
+  if (size > cap || s.used[device] + overhead(device) > cap - size) return kOom;
   const uint64_t span = round_up(size, kAlign);
   if (span < size) return kOom;  // overflow
   Arena* arena = v1_arena ? &s.v1_arena : &s.device_arena[device];
@@ -281,7 +289,7 @@ int create_physical(int device, uint64_t size, uint64_t* handle) {
   const uint64_t cap = config().capacity;
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mu);
-  if (size > cap || s.used[device] > cap - size) return kOom;
+  if (size > cap || s.used[device] + overhead(device) > cap - size) return kOom;
   const uint64_t h = kHandleBase + (s.next_handle++ << 12);
   s.live[h] = Entry{size, 0, device, Kind::Physical, nullptr};
   s.used[device] += size;
@@ -403,6 +411,16 @@ uint64_t used_bytes(int device) {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mu);
   return s.used[device];
+}
+
+uint64_t occupied_bytes(int device) {
+  if (device < 0 || device >= kMaxDevices) return 0;
+  return used_bytes(device) + overhead(device);
+}
+
+uint64_t process_bytes(int device) {
+  if (device < 0 || device >= kMaxDevices) return 0;
+  return used_bytes(device) + config().context_bytes;
 }
 
 int write_ledger(const char* path) {

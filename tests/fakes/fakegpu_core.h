@@ -29,6 +29,8 @@ struct Config {
   uint64_t capacity;  // bytes per device (FAKEGPU_CAPACITY)
   int devices;        // FAKEGPU_DEVICES, 0..kMaxDevices
   bool reserve_va;    // FAKEGPU_RESERVE_VA != "0": reserve device ranges against host mappings
+  uint64_t context_bytes = 0;  // FAKEGPU_CONTEXT_BYTES: this process's context overhead on each device
+  uint64_t others_bytes = 0;   // FAKEGPU_OTHERS_BYTES: bytes other processes hold on device 0
 };
 
 constexpr int kMaxDevices = 64;
@@ -74,6 +76,11 @@ int check_mapped(uint64_t ptr, uint64_t size);
 
 // Accounting.
 uint64_t used_bytes(int device);
+// Bytes of the device not free: this process's allocations, its context
+// (FAKEGPU_CONTEXT_BYTES) and other processes' memory (FAKEGPU_OTHERS_BYTES).
+uint64_t occupied_bytes(int device);
+// What NVML reports for this process: its allocations and its context.
+uint64_t process_bytes(int device);
 
 // Writes the ledger JSON; returns 0 on success, -1 on error.
 int write_ledger(const char* path);

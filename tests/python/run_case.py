@@ -178,6 +178,28 @@ def case_nested(args, tmp, extra=None):
     for a in rt:
         check(py_frames(b.stack(a["stack_id"])) == py_frames(oom), "live cudaMalloc stack differs from the OOM one")
     check_pickle_frames(b, oom)
+    check_site_frame(b, oom)
+
+
+def check_site_frame(b, oom):
+    """The user's line names the site (common/site_rules.h): the stack's
+    site_frame is the innermost frame of nested.py (the runtime, libffi,
+    _ctypes and the interpreter are inside it), the owning library is the
+    interpreter (the program: ctypes calls from Python code), and
+    summary.txt leads with that line with the ctypes frames folded."""
+    leaf = oom["frames"][oom["site_frame"]]
+    want_line = sites("nested")["leaf"]
+    check(leaf["kind"] == "python" and leaf["function"] == "leaf" and leaf["line"] == want_line,
+          "site frame is %r, want leaf at line %d" % (leaf, want_line))
+    check(oom["site_frame"] > 0, "the site frame is the innermost frame: native frames were expected inside it")
+    lib = oom["library"]
+    check(lib.startswith("python") or lib.startswith("libpython"), "library %r, want the interpreter" % lib)
+    site_line = "site: leaf (nested.py:%d)" % want_line
+    check(site_line in b.summary, "summary.txt does not lead with %r:\n%s" % (site_line, b.summary[:3000]))
+    first = b.summary.split("Failing call stack:\n", 1)[1].splitlines()
+    check(first[0].strip().startswith(site_line), "failing call stack does not start with the site: %s" % first[:3])
+    check(any(l.strip().startswith("[") and "frames in" in l for l in first[1:4]),
+          "the runtime and ctypes frames are not folded: %s" % first[:6])
 
 
 def check_pickle_frames(b, oom):

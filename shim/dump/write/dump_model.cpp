@@ -1,6 +1,8 @@
 #include "shim/dump/write/dump_model.h"
 
+#include "common/card_accounting.h"
 #include "common/frame_order.h"
+#include "common/site_rules.h"
 #include "shim/base/hook_table.h"
 #include "shim/dump/write/bundle_files.h"
 #include "shim/dump/capture/history.h"
@@ -102,6 +104,46 @@ void fill_metadata(const BundleInput& in, const DumpSnapshot& snap, model::Metad
   m->timestamp = seconds(f ? f->time_ns : in.created_ns);
 }
 
+model::NvmlProcesses nvml_view(const GpuProcessReport& g, Backend backend) {
+  model::NvmlProcesses n;
+  n.available = g.available;
+  n.note = backend == Backend::kHip ? "NVML is NVIDIA's: no per-process figures for the HIP backend" : g.error;
+  for (const GpuProcess& p : g.processes) {
+    model::GpuProcessUse u;
+    u.pid = p.pid;
+    u.name = p.name;
+    if (p.has_used) u.used_bytes = p.used_bytes;
+    u.this_process = p.is_self;
+    n.processes.push_back(std::move(u));
+  }
+  return n;
+}
+
+// metadata.json device_accounting: the failing device (device 0 for a signal
+// or exit dump, as gpu_processes) and every device holding recorded bytes.
+// NVML is asked again for the devices other than the failing one (at most
+// kMaxAccountedDevices of them).
+void add_device_accounting(const BundleInput& in, const DumpSnapshot& snap, model::Bundle* b) {
+  constexpr size_t kMaxAccountedDevices = 16;
+  const int first = in.failure ? in.failure->device : 0;
+  std::vector<int> devices{first};
+  for (auto& kv : snap.live_by_device)
+    if (kv.first >= 0 && kv.first != first && devices.size() < kMaxAccountedDevices) devices.push_back(kv.first);
+  for (int d : devices) {
+    std::optional<uint64_t> total, free;
+    if (in.failure && d == first && in.devices.has_mem_info) {
+      total = in.devices.total_bytes;
+      free = in.devices.free_bytes;
+    }
+    for (const DeviceInfo& di : in.devices.devices)
+      if (!total && di.device_id == d && di.total_bytes) total = di.total_bytes;
+    GpuProcessReport other;
+    if (d != first && in.backend == Backend::kCuda) other = query_gpu_processes(d);
+    const model::NvmlProcesses n = nvml_view(d == first ? in.gpu_processes : other, in.backend);
+    b->metadata.device_accounting.push_back(model::account_device(*b, d, total, free, n));
+  }
+}
+
 }  // namespace
 
 std::vector<model::Stack> symbolize_stacks(Recorder* r, Symbolizer& sym, const std::vector<uint32_t>& ids) {
@@ -117,8 +159,11 @@ void build_model(const BundleInput& in, const DumpSnapshot& snap, std::vector<mo
   b->allocations.reserve(snap.live.size());
   for (const LiveEntry& a : snap.live) b->allocations.push_back(model_allocation(a));
   b->stacks = std::move(stacks);
+  const site::Rules rules(in.recorder ? in.recorder->cfg.site_skip : std::vector<std::string>());
+  for (model::Stack& s : b->stacks) site::attribute(&s, rules);
   for (size_t i = 0; i < b->stacks.size(); ++i) b->stack_index.emplace(b->stacks[i].stack_id, i);
   fill_metadata(in, snap, &b->metadata);
+  add_device_accounting(in, snap, b);
   b->manifest.bundle_name = in.bundle_name;
   b->manifest.reason = b->metadata.reason;
   b->manifest.backend = b->metadata.backend;

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <initializer_list>
 
+#include "common/card_accounting_json.h"
 #include "shim/base/hook_table.h"
 #include "shim/dump/write/bundle_files.h"
 #include "shim/dump/verdict/verdict_text.h"
@@ -90,6 +91,15 @@ void write_gpu_processes(JsonWriter& w, const GpuProcessReport& g) {
     w.Null();
   }
   w.Key("gpu_processes_note"); w.String(g.available ? "from NVML" : g.error);
+}
+
+// Where each device's memory went (common/card_accounting.h): one object
+// per device, common/card_accounting_json.h.
+void write_device_accounting(JsonWriter& w, const model::Metadata& m) {
+  w.Key("device_accounting");
+  w.StartArray();
+  for (const model::DeviceAccounting& a : m.device_accounting) model::write_device_accounting_json(w, a);
+  w.EndArray();
 }
 
 // Stormlog/gpumemprof's exception keys; null for signal and exit dumps.
@@ -184,6 +194,7 @@ bool write_metadata_json(BundleFiles& files, const BundleContent& c, std::string
     write_outcome(w, c.in);
     w.Key("timestamp"); w.Double(m.timestamp);
     write_gpu_processes(w, c.in.gpu_processes);
+    write_device_accounting(w, m);
     write_custom_metadata(w);
     w.EndObject();
   }

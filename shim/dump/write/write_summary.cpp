@@ -3,12 +3,15 @@
 #include <cstdio>
 #include <cstring>
 
+#include "common/card_accounting.h"
 #include "common/format.h"
 #include "common/live_sites.h"
 #include "common/names.h"
+#include "common/site_rules.h"
 #include "shim/base/hook_table.h"
 #include "shim/dump/write/bundle_files.h"
 #include "shim/dump/verdict/verdict_text.h"
+#include "shim/record/recorder.h"
 
 namespace gpumemrec {
 
@@ -25,23 +28,50 @@ std::string frame_line(const model::Frame& f) {
   return names::frame_label(f, false) + (f.kind == model::FrameKind::kPython ? " [python]" : "");
 }
 
-// Up to `max` frames of a stack; "..." when there are more and `ellipsis`.
-void write_frames(FdOut& o, const model::Stack* s, size_t max, bool ellipsis) {
+std::string site_line(const model::Stack& s) {
+  const model::Frame* f = site::site_frame_of(s);
+  std::string line = "    site: " + (f ? frame_line(*f) : std::string("(no frames)"));
+  if (!s.library.empty()) line += "  library: " + s.library;
+  return line + "\n";
+}
+
+// The site frame and library, then up to `max` lines of the stack with the
+// runtime, framework and interpreter frames folded (common/site_rules.h);
+// "..." when there are more and `ellipsis`.
+void write_frames(FdOut& o, const model::Stack* s, const site::Rules& rules, size_t max, bool ellipsis) {
   if (!s) return;
+  o.write(site_line(*s).c_str());
   const std::string status = names::python_status_text(s->python);
   if (!status.empty()) {
     o.write("    (");
     o.write(status.c_str());
     o.write(")\n");
   }
-  for (size_t k = 0; k < s->frames.size(); ++k) {
+  const std::vector<site::FoldedLine> lines = site::fold_frames(*s, rules);
+  for (size_t k = 0; k < lines.size(); ++k) {
     if (k >= max) {
       if (ellipsis) o.write("    ...\n");
       return;
     }
     o.write("    ");
-    o.write(frame_line(s->frames[k]).c_str());
+    const site::FoldedLine& l = lines[k];
+    o.write((l.count == 1 ? frame_line(s->frames[l.first]) : site::folded_text(l)).c_str());
     o.write("\n");
+  }
+}
+
+// GPUMEMREC_SITE_SKIP's patterns with the built-in table.
+site::Rules summary_rules(const BundleContent& c) {
+  return c.in.recorder ? site::Rules(c.in.recorder->cfg.site_skip) : site::Rules();
+}
+
+void write_accounting(FdOut& o, const BundleContent& c) {
+  for (const model::DeviceAccounting& a : c.model.metadata.device_accounting) {
+    o.write("\n");
+    for (const std::string& l : model::accounting_lines(a)) {
+      o.write(l.c_str());
+      o.write("\n");
+    }
   }
 }
 
@@ -126,7 +156,7 @@ void write_totals(FdOut& o, const BundleContent& c) {
   }
 }
 
-void write_top_sites(FdOut& o, const BundleContent& c) {
+void write_top_sites(FdOut& o, const BundleContent& c, const site::Rules& rules) {
   const std::vector<model::LiveSite> top = model::live_sites(c.model);
   const uint64_t live = c.snap.live_bytes;
   o.write("\nTop allocation sites by live bytes:\n");
@@ -139,7 +169,7 @@ void write_top_sites(FdOut& o, const BundleContent& c) {
     o.write(line);
     const model::Stack* s = c.model.find_stack(top[i].stack_id);
     if (!s || s->frames.empty()) o.write("    (no stack recorded)\n");
-    else write_frames(o, s, kSiteFrames, true);
+    else write_frames(o, s, rules, kSiteFrames, true);
   }
 }
 
@@ -152,14 +182,16 @@ bool write_summary_txt(BundleFiles& files, const BundleContent& c, std::string* 
     o.write("gpumemrec dump ");
     o.write(c.in.bundle_name.c_str());
     o.write("\n\n");
+    const site::Rules rules = summary_rules(c);
     write_what_failed(o, c);
     write_outcome(o, c);
     write_totals(o, c);
     if (c.in.failure && c.in.failure->stack_id) {
       o.write("\nFailing call stack:\n");
-      write_frames(o, c.model.find_stack(c.in.failure->stack_id), kFailingFrames, false);
+      write_frames(o, c.model.find_stack(c.in.failure->stack_id), rules, kFailingFrames, false);
     }
-    write_top_sites(o, c);
+    write_accounting(o, c);
+    write_top_sites(o, c, rules);
     o.write("\nFiles: events.json (recent events), allocations.json (live), stacks.json, metadata.json,\n"
             "environment.json. `gpumemrec report <bundle>` gives the full view.\n");
   }

@@ -1,0 +1,230 @@
+// The site rules (common/site_rules.h) and the card accounting
+// (common/card_accounting.h): which frame names a site, which library owns
+// it, how stacks fold, and how a device's bytes add up.
+#include <gtest/gtest.h>
+
+#include "common/card_accounting.h"
+#include "common/config.h"
+#include "common/site_rules.h"
+
+using namespace gpumemrec;
+using model::Frame;
+using model::FrameKind;
+using model::Stack;
+
+namespace {
+
+Frame native(const std::string& module, const std::string& function) {
+  Frame f;
+  f.kind = FrameKind::kNative;
+  f.module = module;
+  f.function = function;
+  return f;
+}
+
+Frame python(const std::string& file, const std::string& function, int line) {
+  Frame f;
+  f.kind = FrameKind::kPython;
+  f.file = file;
+  f.function = function;
+  f.line = line;
+  return f;
+}
+
+// A PyTorch-shaped stack, innermost first: the driver, the runtime, the
+// caching allocator, the Python binding, the interpreter, torch's Python
+// code, the user's line, the interpreter's loop.
+Stack torch_stack() {
+  Stack s;
+  s.frames = {native("/usr/lib/x86_64-linux-gnu/libcuda.so.1", "cuMemAlloc_v2"),
+              native("/venv/lib/python3.12/site-packages/torch/lib/libcudart.so.12", "cudaMalloc"),
+              native("/venv/lib/python3.12/site-packages/torch/lib/libc10_cuda.so", "alloc_block"),
+              native("/venv/lib/python3.12/site-packages/torch/lib/libc10_cuda.so", "malloc"),
+              native("/venv/lib/python3.12/site-packages/torch/lib/libtorch_cuda.so", "empty_cuda"),
+              native("/venv/lib/python3.12/site-packages/torch/lib/libtorch_python.so", "THPVariable_randn"),
+              native("/usr/bin/python3.12", "_PyObject_MakeTpCall"),
+              python("/venv/lib/python3.12/site-packages/torch/nn/modules/linear.py", "forward", 117),
+              python("/usr/lib/python3.12/contextlib.py", "inner", 81),
+              python("/home/u/train.py", "step", 42),
+              native("/usr/bin/python3.12", "_PyEval_EvalFrameDefault"),
+              python("/home/u/train.py", "<module>", 90),
+              native("/lib/x86_64-linux-gnu/libc.so.6", "__libc_start_main")};
+  return s;
+}
+
+TEST(SiteRules, TableClassifiesRuntimeFrameworkInterpreterAndPythonLibraries) {
+  const site::Rules r;
+  EXPECT_EQ(r.classify(native("/x/libcuda.so.1", "")), site::FrameClass::kRuntime);
+  EXPECT_EQ(r.classify(native("/x/libamdhip64.so.6", "")), site::FrameClass::kRuntime);
+  EXPECT_EQ(r.classify(native("/x/libffi.so.8.1.2", "")), site::FrameClass::kGlue);
+  EXPECT_EQ(r.classify(native("/x/_ctypes.cpython-312-x86_64-linux-gnu.so", "")), site::FrameClass::kGlue);
+  EXPECT_EQ(r.classify(native("/x/libnccl.so.2", "")), site::FrameClass::kFramework);
+  EXPECT_EQ(r.classify(native("/x/libcublasLt.so.12", "")), site::FrameClass::kFramework);
+  EXPECT_EQ(r.classify(native("/x/libcudnn_ops.so.9", "")), site::FrameClass::kFramework);
+  EXPECT_EQ(r.classify(native("/x/xla_extension.so", "")), site::FrameClass::kFramework);
+  EXPECT_EQ(r.classify(native("/x/cupy/_core/core.cpython-312-x86_64-linux-gnu.so", "")), site::FrameClass::kFramework);
+  EXPECT_EQ(r.classify(native("/usr/lib/libpython3.12.so.1.0", "")), site::FrameClass::kInterpreter);
+  EXPECT_EQ(r.classify(native("/usr/bin/python3.12", "")), site::FrameClass::kInterpreter);
+  EXPECT_EQ(r.classify(native("/lib/libc.so.6", "")), site::FrameClass::kSystem);
+  EXPECT_EQ(r.classify(native("/home/u/app", "main")), site::FrameClass::kUser);
+  EXPECT_EQ(r.classify(native("", "")), site::FrameClass::kUser);  // unknown module: the user's
+  EXPECT_EQ(r.classify(python("/usr/lib/python3.12/ctypes/__init__.py", "f", 1)), site::FrameClass::kPythonLib);
+  EXPECT_EQ(r.classify(python("/v/lib64/python3.11/site-packages/x.py", "f", 1)), site::FrameClass::kPythonLib);
+  EXPECT_EQ(r.classify(python("/usr/lib/python3/dist-packages/numpy/a.py", "f", 1)), site::FrameClass::kPythonLib);
+  EXPECT_EQ(r.classify(python("<frozen importlib._bootstrap>", "f", 1)), site::FrameClass::kPythonLib);
+  EXPECT_EQ(r.classify(python("/home/u/lib/python_tools/train.py", "f", 1)), site::FrameClass::kUser);
+  EXPECT_EQ(r.classify(python("train.py", "f", 1)), site::FrameClass::kUser);
+}
+
+TEST(SiteRules, PyTorchStackIsNamedByTheUsersLineAndOwnedByTheAllocator) {
+  Stack s = torch_stack();
+  site::attribute(&s, site::Rules());
+  ASSERT_EQ(s.site_frame, 9);
+  EXPECT_EQ(s.frames[9].function, "step");
+  EXPECT_EQ(s.library, "libc10_cuda.so");
+  EXPECT_TRUE(s.attributed);
+}
+
+TEST(SiteRules, CtypesCallIsOwnedByTheProgram) {
+  Stack s;
+  s.frames = {native("/x/libcuda.so.1", "cuMemAlloc_v2"), native("/x/libffi.so.8", "ffi_call_unix64"),
+              native("/x/_ctypes.cpython-312-x86_64-linux-gnu.so", "_ctypes_callproc"),
+              native("/usr/bin/python3.12", "_PyObject_MakeTpCall"), python("/home/u/t.py", "grow", 7)};
+  site::attribute(&s, site::Rules());
+  EXPECT_EQ(s.site_frame, 4);
+  EXPECT_EQ(s.library, "python3.12");
+}
+
+TEST(SiteRules, FallbacksInnermostPythonThenInnermost) {
+  Stack py;
+  py.frames = {native("/x/libcuda.so.1", "a"), python("/usr/lib/python3.12/x.py", "lib_fn", 3),
+               python("/usr/lib/python3.12/y.py", "outer", 4)};
+  EXPECT_EQ(site::site_frame_index(py, site::Rules()), 1);
+  Stack nat;
+  nat.frames = {native("/x/libcuda.so.1", "a"), native("/x/libcudart.so.12", "b")};
+  EXPECT_EQ(site::site_frame_index(nat, site::Rules()), 0);
+  EXPECT_EQ(site::owning_library(nat, site::Rules()), "");
+  EXPECT_EQ(site::site_frame_index(Stack(), site::Rules()), -1);
+}
+
+TEST(SiteRules, SkipPatternsAddToTheTableAndMatchingEverythingFallsBack) {
+  Stack s = torch_stack();
+  // Every user frame skipped: the innermost Python frame (torch's forward).
+  EXPECT_EQ(site::site_frame_index(s, site::Rules({"*/train.py"})), 7);
+  Stack n;
+  n.frames = {native("/x/libcuda.so.1", "a"), native("/home/u/libmyalloc.so", "pool_get"),
+              native("/home/u/app", "train_step"), native("/home/u/app", "main")};
+  EXPECT_EQ(site::site_frame_index(n, site::Rules()), 1);
+  EXPECT_EQ(site::site_frame_index(n, site::Rules({"libmyalloc.so*"})), 2);
+  EXPECT_EQ(site::site_frame_index(n, site::Rules({"train_*"})), 1);  // function names match too
+  EXPECT_EQ(site::site_frame_index(n, site::Rules({"*"})), 0);       // everything skipped: innermost
+  EXPECT_EQ(site::owning_library(n, site::Rules({"*"})), "libmyalloc.so");  // the library rule is the table's
+}
+
+TEST(SiteRules, FoldsRunsOfNonUserFramesButNeverTheSite) {
+  Stack s = torch_stack();
+  site::attribute(&s, site::Rules());
+  const auto lines = site::fold_frames(s, site::Rules());
+  ASSERT_GE(lines.size(), 3u);
+  EXPECT_EQ(lines[0].count, 9u);
+  EXPECT_EQ(site::folded_text(lines[0]),
+            "[9 frames in libcuda.so.1, libcudart.so.12, libc10_cuda.so, libtorch_cuda.so, libtorch_python.so, "
+            "python3.12, torch, python stdlib]");
+  EXPECT_EQ(lines[1].first, 9u);
+  EXPECT_TRUE(lines[1].is_site);
+  size_t total = 0;
+  for (const auto& l : lines) total += l.count;
+  EXPECT_EQ(total, s.frames.size());
+  // A single non-user frame stays as it is.
+  Stack one;
+  one.frames = {native("/x/libcuda.so.1", "a"), native("/home/u/app", "main")};
+  EXPECT_EQ(site::fold_frames(one, site::Rules()).size(), 2u);
+}
+
+TEST(SiteSkipConfig, ParsesAndRejectsWithTheDefault) {
+  std::vector<std::string> w;
+  auto get = [](const char* v) { return [v](const char* n) -> const char* {
+    return std::string(n) == "GPUMEMREC_SITE_SKIP" ? v : nullptr; }; };
+  Config c = parse_config(get(" libmy*.so , ,*/pkg/* "), &w);
+  EXPECT_TRUE(w.empty());
+  EXPECT_EQ(c.site_skip, (std::vector<std::string>{"libmy*.so", "*/pkg/*"}));
+  c = parse_config(get(" , "), &w);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_NE(w[0].find("GPUMEMREC_SITE_SKIP"), std::string::npos);
+  EXPECT_TRUE(c.site_skip.empty());
+  w.clear();
+  c = parse_config(get(std::string(300, 'a').c_str()), &w);
+  EXPECT_EQ(w.size(), 1u);
+  EXPECT_TRUE(c.site_skip.empty());
+}
+
+model::Bundle accounting_bundle() {
+  model::Bundle b;
+  Stack s;
+  s.stack_id = 1;
+  s.library = "libnccl.so.2";
+  b.stacks.push_back(s);
+  b.stack_index[1] = 0;
+  model::Allocation a;
+  a.device_id = 0;
+  a.size = 400;
+  a.stack_id = 1;
+  a.memory_type = "physical";
+  b.allocations.push_back(a);
+  a.size = 100;
+  a.stack_id = 0;
+  a.memory_type = "device";
+  b.allocations.push_back(a);
+  a.memory_type = "mapping";  // the handle holds the memory: not counted twice
+  b.allocations.push_back(a);
+  return b;
+}
+
+TEST(CardAccounting, FiguresAddUpToTheTotal) {
+  model::Bundle b = accounting_bundle();
+  model::NvmlProcesses n;
+  n.available = true;
+  n.processes = {{7, "self", 800, true}, {9, "other", 2000, false}};
+  const model::DeviceAccounting a = model::account_device(b, 0, 10000, 6000, n);
+  EXPECT_EQ(a.recorded_live_bytes, 500u);
+  ASSERT_EQ(a.recorded_by_library.size(), 2u);
+  EXPECT_EQ(a.recorded_by_library[0], (std::pair<std::string, uint64_t>{"libnccl.so.2", 400}));
+  EXPECT_EQ(a.recorded_by_library[1].first, "(no stack)");
+  EXPECT_EQ(a.process_unrecorded_bytes, 300);
+  ASSERT_TRUE(a.other_processes);
+  EXPECT_EQ(a.other_processes->size(), 1u);
+  ASSERT_TRUE(a.unaccounted_bytes);
+  EXPECT_EQ(*a.unaccounted_bytes, 10000 - 6000 - 500 - 300 - 2000);
+  EXPECT_TRUE(a.note.empty());
+  EXPECT_EQ(model::accounting_lines(a).front(), "Where device 0's 9.77 KiB went:");
+}
+
+TEST(CardAccounting, WithoutNvmlTheFiguresAreNullAndSaySo) {
+  model::Bundle b = accounting_bundle();
+  model::NvmlProcesses n;
+  n.note = "NVML (libnvidia-ml.so.1) is not available";
+  const model::DeviceAccounting a = model::account_device(b, 0, 10000, 6000, n);
+  EXPECT_FALSE(a.process_unrecorded_bytes);
+  EXPECT_FALSE(a.other_processes);
+  EXPECT_FALSE(a.unaccounted_bytes);
+  EXPECT_EQ(a.note, "NVML (libnvidia-ml.so.1) is not available");
+}
+
+TEST(CardAccounting, SelfMissingFromNvmlOrUnknownUsageGivesNoNumber) {
+  model::Bundle b = accounting_bundle();
+  model::NvmlProcesses n;
+  n.available = true;
+  n.processes = {{12345, "python", 800, false}};  // a container: NVML's host pid is not ours
+  model::DeviceAccounting a = model::account_device(b, 0, 10000, 6000, n);
+  EXPECT_FALSE(a.process_unrecorded_bytes);
+  EXPECT_FALSE(a.unaccounted_bytes);
+  EXPECT_NE(a.note.find("host pids"), std::string::npos);
+  n.processes = {{7, "self", 800, true}, {9, "other", std::nullopt, false}};
+  a = model::account_device(b, 0, 10000, std::nullopt, n);
+  EXPECT_EQ(a.process_unrecorded_bytes, 300);
+  EXPECT_FALSE(a.unaccounted_bytes);
+  EXPECT_NE(a.note.find("every process"), std::string::npos);
+  EXPECT_NE(a.note.find("free memory is unknown"), std::string::npos);
+}
+
+}  // namespace
