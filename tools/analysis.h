@@ -39,7 +39,7 @@ std::vector<ApiCount> api_counts(const model::Bundle& b);  // largest total firs
 std::vector<size_t> oldest_live(const model::Bundle& b, size_t n);
 
 // Frames of a stack as text lines ("py  f (file:line)" / "    f (file:line)"),
-// short C++ names unless verbose (tools/names.h), then a line saying why
+// short C++ names unless verbose (common/names.h), then a line saying why
 // Python frames are missing when the stack's `python` field says so.
 std::vector<std::string> stack_lines(const model::Bundle& b, uint64_t stack_id, size_t max_frames, bool verbose = false);
 

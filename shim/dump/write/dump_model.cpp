@@ -125,7 +125,7 @@ void build_model(const BundleInput& in, const DumpSnapshot& snap, std::vector<mo
   b->manifest.event_count = snap.event_count;
 }
 
-void add_model_events(const BundleInput&, const DumpSnapshot& snap, model::Bundle* b) {
+void add_model_events(const DumpSnapshot& snap, model::Bundle* b) {
   b->events.reserve(snap.events.size());
   for (const Event& e : snap.events) {
     model::Event m;
@@ -147,8 +147,8 @@ void add_model_events(const BundleInput&, const DumpSnapshot& snap, model::Bundl
     m.api = m.context = b->strings.intern(api);
     m.backend = b->strings.intern(backend_name(e.api < kHookCount ? hook_backend(HookId(e.api)) : Backend::kCuda));
     m.memory_type = b->strings.intern(memory_type_name(event_memory_type(e)));
-    m.kind = model::event_kind_from_name(event_type_name(k));
-    m.mem_kind = model::memory_type_from_name(memory_type_name(event_memory_type(e)));
+    m.kind = k;
+    m.mem_kind = event_memory_type(e);
     b->events.push_back(m);
   }
 }

@@ -100,14 +100,14 @@ void write_outcome(FdOut& o, const BundleContent& c) {
 
 void write_totals(FdOut& o, const BundleContent& c) {
   char line[1024];
-  const DumpSnapshot& s = c.snap;
-  std::snprintf(line, sizeof line, "This process: %s live in %llu allocations", format_bytes(s.live_bytes).c_str(),
-                (unsigned long long)s.live_count);
+  const model::Metadata& m = c.model.metadata;
+  std::snprintf(line, sizeof line, "This process: %s live in %llu allocations", format_bytes(m.live_bytes).c_str(),
+                (unsigned long long)m.live_allocations);
   o.write(line);
-  if (s.live_by_device.size() > 1) {
+  if (m.live_bytes_by_device.size() > 1) {
     o.write(" (");
     bool first = true;
-    for (auto& kv : s.live_by_device) {
+    for (auto& kv : m.live_bytes_by_device) {
       std::snprintf(line, sizeof line, "%sdevice %d: %s", first ? "" : ", ", kv.first, format_bytes(kv.second).c_str());
       o.write(line);
       first = false;
@@ -116,7 +116,7 @@ void write_totals(FdOut& o, const BundleContent& c) {
   }
   o.write("\n");
   std::snprintf(line, sizeof line, "Events:       %llu in this bundle, %llu recorded since start\n",
-                (unsigned long long)s.event_count, (unsigned long long)(s.end_seq - 1));
+                (unsigned long long)m.captured_event_count, (unsigned long long)m.total_event_count);
   o.write(line);
   if (c.in.gpu_processes.available) {
     o.write("On the GPU:   ");
@@ -127,7 +127,7 @@ void write_totals(FdOut& o, const BundleContent& c) {
 
 void write_top_sites(FdOut& o, const BundleContent& c) {
   const std::vector<model::LiveSite> top = model::live_sites(c.model);
-  const uint64_t live = c.snap.live_bytes;
+  const uint64_t live = c.model.metadata.live_bytes;
   o.write("\nTop allocation sites by live bytes:\n");
   if (top.empty()) o.write("    (nothing live)\n");
   char line[256];
@@ -145,7 +145,7 @@ void write_top_sites(FdOut& o, const BundleContent& c) {
 }  // namespace
 
 bool write_summary_txt(BundleFiles& files, const BundleContent& c, std::string* error) {
-  OutFile file(files, "summary.txt");
+  OutFile file(files, file::kSummary);
   if (file.ok()) {
     FdOut& o = file.out();
     o.write("gpumemrec dump ");
