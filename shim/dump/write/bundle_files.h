@@ -44,11 +44,11 @@ class OutFile {
 };
 
 // Everything the files are written from: the model (common/bundle_model.h,
-// built from the snapshot by dump_model.h: manifest, metadata, allocations,
-// stacks; events too while snapshot.pickle is made), the frozen events that
-// events.json streams (64 bytes each, never copied into the model's larger
-// events), and what only the dump knows (the verdict, the device and NVML
-// answers, the recovered failures: `in`).
+// built by dump_model.h: manifest, metadata with the verdict and the
+// recovered failures, allocations, stacks; events too while snapshot.pickle
+// is made), the frozen events that events.json streams (64 bytes each, never
+// copied into the model's larger events), and what the model has no place
+// for (the device and NVML answers, the failing call's module: `in`).
 struct BundleContent {
   const BundleInput& in;
   const model::Bundle& model;

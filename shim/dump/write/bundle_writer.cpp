@@ -89,6 +89,7 @@ bool rewrite_verdict_files(int bundle_fd, const BundleInput& in, BundleBuild& bu
   files.buf = buf;
   files.rewrite = true;
   files.names = build.names;
+  set_model_verdict(in, &build.model);
   const BundleContent c{in, build.model, EventSpan{}, build.symbolizer};
   using Writer = bool (*)(BundleFiles&, const BundleContent&, std::string*);
   static const Writer kFiles[] = {write_metadata_json, write_summary_txt, write_manifest_json};

@@ -5,6 +5,7 @@
 #include "shim/dump/write/bundle_files.h"
 #include "shim/dump/capture/history.h"
 #include "shim/dump/query/symbolizer.h"
+#include "shim/dump/verdict/verdict_text.h"
 #include "shim/record/python_stack.h"
 #include "shim/record/recorder.h"
 
@@ -102,7 +103,44 @@ void fill_metadata(const BundleInput& in, const DumpSnapshot& snap, model::Metad
   m->timestamp = seconds(f ? f->time_ns : in.created_ns);
 }
 
+model::RecoveredFailure model_recovered(const RecoveredFailure& r) {
+  model::RecoveredFailure m;
+  m.timestamp = seconds(r.time_ns);
+  m.device_id = r.device;
+  m.size = r.size;
+  m.api = hook_name(r.api);
+  m.thread_id = r.tid;
+  m.stack_id = r.stack_id;
+  m.after_ms = double(r.after_ns) / 1e6;
+  m.freed_bytes = r.freed_bytes;
+  return m;
+}
+
+model::Recovery model_recovery(const Recovery& r) {
+  model::Recovery m;
+  m.after_ms = double(r.after_ns) / 1e6;
+  m.freed_bytes = r.freed_bytes;
+  m.retry_size = r.retry_size;
+  m.retry_api = hook_name(r.retry_api);
+  m.thread_id = r.tid;
+  return m;
+}
+
 }  // namespace
+
+void set_model_verdict(const BundleInput& in, model::Bundle* b) {
+  model::Metadata& m = b->metadata;
+  m.outcome = m.outcome_detail = b->manifest.outcome = "";
+  m.recovery.reset();
+  if (in.failure) {  // out-of-memory bundles only (docs/bundle-format.md)
+    m.outcome = b->manifest.outcome = outcome_name(in.verdict.outcome);
+    m.outcome_detail = outcome_detail(in.verdict, in.episode_ms);
+    if (in.verdict.outcome == Outcome::kRecovered) m.recovery = model_recovery(in.verdict.recovery);
+  }
+  m.recovered_count = in.recovered.count;
+  m.recovered_listed.clear();
+  for (const RecoveredFailure& r : in.recovered.listed) m.recovered_listed.push_back(model_recovered(r));
+}
 
 std::vector<model::Stack> symbolize_stacks(Recorder* r, Symbolizer& sym, const std::vector<uint32_t>& ids) {
   std::vector<model::Stack> out;
@@ -123,6 +161,7 @@ void build_model(const BundleInput& in, const DumpSnapshot& snap, std::vector<mo
   b->manifest.reason = b->metadata.reason;
   b->manifest.backend = b->metadata.backend;
   b->manifest.event_count = snap.event_count;
+  set_model_verdict(in, b);
 }
 
 void add_model_events(const DumpSnapshot& snap, model::Bundle* b) {

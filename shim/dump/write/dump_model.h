@@ -24,6 +24,10 @@ std::vector<model::Stack> symbolize_stacks(Recorder* r, Symbolizer& sym, const s
 // the manifest's name, reason, backend and event count.
 void build_model(const BundleInput& in, const DumpSnapshot& snap, std::vector<model::Stack> stacks,
                  model::Bundle* b);
+// The verdict and the recovered failures of `in` into the model (metadata
+// outcome, outcome_detail, recovery, recovered_failures; manifest outcome):
+// by build_model, and again before the verdict files are rewritten.
+void set_model_verdict(const BundleInput& in, model::Bundle* b);
 // Adds the events, only while snapshot.pickle is made (bundle_writer.cpp):
 // a model event is larger than the ring's 64 bytes.
 void add_model_events(const DumpSnapshot& snap, model::Bundle* b);

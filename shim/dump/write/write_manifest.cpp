@@ -33,7 +33,7 @@ bool write_manifest_json(BundleFiles& files, const BundleContent& c, std::string
     w.Key(key::kReason); w.String(dump_reason_name(c.in.reason));
     w.Key(key::kBackend); w.String(backend_name(c.in.backend));
     if (c.in.failure) {
-      w.Key(key::kOutcome); w.String(outcome_name(c.in.verdict.outcome));
+      w.Key(key::kOutcome); w.String(c.model.manifest.outcome);
     }
     w.Key(key::kEventCount); w.Uint64(c.model.manifest.event_count);
     w.Key(key::kFiles);

@@ -100,41 +100,41 @@ void write_exception(JsonWriter& w, const BundleInput& in, const model::Metadata
   w.Key(key::kExceptionMessage); f ? w.String(m.context) : w.Null();
 }
 
-void write_recovery(JsonWriter& w, const Recovery& r) {
+void write_recovery(JsonWriter& w, const model::Recovery& r) {
   w.StartObject();
-  w.Key(key::kAfterMs); w.Double(double(r.after_ns) / 1e6);
+  w.Key(key::kAfterMs); w.Double(r.after_ms);
   w.Key(key::kFreedBytes); w.Uint64(r.freed_bytes);
   w.Key(key::kRetrySize); w.Uint64(r.retry_size);
-  w.Key(key::kRetryApi); w.String(hook_name(r.retry_api));
-  w.Key(key::kThreadId); w.Uint(r.tid);
+  w.Key(key::kRetryApi); w.String(r.retry_api);
+  w.Key(key::kThreadId); w.Uint(r.thread_id);
   w.EndObject();
 }
 
 // The verdict (out-of-memory bundles only) and the recovered episodes that
-// got no bundle (every bundle).
-void write_outcome(JsonWriter& w, const BundleInput& in) {
-  if (in.failure) {
-    const Verdict& v = in.verdict;
-    w.Key(key::kOutcome); w.String(outcome_name(v.outcome));
-    w.Key(key::kOutcomeDetail); w.String(outcome_detail(v, in.episode_ms));
+// got no bundle (every bundle), from the model (dump_model.h,
+// set_model_verdict).
+void write_outcome(JsonWriter& w, const model::Metadata& m, bool failure) {
+  if (failure) {
+    w.Key(key::kOutcome); w.String(m.outcome);
+    w.Key(key::kOutcomeDetail); w.String(m.outcome_detail);
     w.Key(key::kRecovery);
-    if (v.outcome == Outcome::kRecovered) write_recovery(w, v.recovery);
+    if (m.recovery) write_recovery(w, *m.recovery);
     else w.Null();
   }
   w.Key(key::kRecoveredFailures);
   w.StartObject();
-  w.Key(key::kCount); w.Uint64(in.recovered.count);
+  w.Key(key::kCount); w.Uint64(m.recovered_count);
   w.Key(key::kListed);
   w.StartArray();
-  for (const RecoveredFailure& r : in.recovered.listed) {
+  for (const model::RecoveredFailure& r : m.recovered_listed) {
     w.StartObject();
-    w.Key(key::kTimestamp); w.Double(seconds(r.time_ns));
-    w.Key(key::kDeviceId); w.Int(r.device);
+    w.Key(key::kTimestamp); w.Double(r.timestamp);
+    w.Key(key::kDeviceId); w.Int(r.device_id);
     w.Key(key::kSize); w.Uint64(r.size);
-    w.Key(key::kApi); w.String(hook_name(r.api));
-    w.Key(key::kThreadId); w.Uint(r.tid);
-    w.Key(key::kStackId); w.Uint(r.stack_id);
-    w.Key(key::kAfterMs); w.Double(double(r.after_ns) / 1e6);
+    w.Key(key::kApi); w.String(r.api);
+    w.Key(key::kThreadId); w.Uint(r.thread_id);
+    w.Key(key::kStackId); w.Uint64(r.stack_id);
+    w.Key(key::kAfterMs); w.Double(r.after_ms);
     w.Key(key::kFreedBytes); w.Uint64(r.freed_bytes);
     w.EndObject();
   }
@@ -180,7 +180,7 @@ bool write_metadata_json(BundleFiles& files, const BundleContent& c, std::string
     if (m.frozen_after_failure_ms > 0) {
       w.Key(key::kFrozenAfterFailureMs); w.Double(m.frozen_after_failure_ms);
     }
-    write_outcome(w, c.in);
+    write_outcome(w, m, f);
     w.Key(key::kTimestamp); w.Double(m.timestamp);
     write_gpu_processes(w, c.in.gpu_processes);
     write_custom_metadata(w);

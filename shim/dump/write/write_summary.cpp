@@ -68,11 +68,12 @@ void write_what_failed(FdOut& o, const BundleContent& c) {
 }
 
 void write_outcome(FdOut& o, const BundleContent& c) {
+  const model::Metadata& m = c.model.metadata;
   if (c.in.failure) {
     o.write("Outcome:      ");
-    o.write(outcome_name(c.in.verdict.outcome));
+    o.write(m.outcome.c_str());
     o.write(" - ");
-    o.write(outcome_detail(c.in.verdict, c.in.episode_ms).c_str());
+    o.write(m.outcome_detail.c_str());
     o.write("\n");
   }
   if (c.in.frozen_after_failure_ns) {
@@ -82,18 +83,17 @@ void write_outcome(FdOut& o, const BundleContent& c) {
                   "live may have changed since\n", double(c.in.frozen_after_failure_ns) / 1e6);
     o.write(line);
   }
-  const RecoveredList& rec = c.in.recovered;
-  if (rec.count == 0) return;
+  if (m.recovered_count == 0) return;
   char line[512];
   std::snprintf(line, sizeof line, "Recovered out-of-memory failures since the previous bundle: %llu\n",
-                (unsigned long long)rec.count);
+                (unsigned long long)m.recovered_count);
   o.write(line);
-  const size_t n = rec.listed.size(), from = n > kRecoveredLines ? n - kRecoveredLines : 0;
+  const size_t n = m.recovered_listed.size(), from = n > kRecoveredLines ? n - kRecoveredLines : 0;
   for (size_t i = from; i < n; ++i) {
-    const RecoveredFailure& r = rec.listed[i];
+    const model::RecoveredFailure& r = m.recovered_listed[i];
     std::snprintf(line, sizeof line, "    %s(%s) on device %d, thread %u: recovered after freeing %s (%.1f ms)\n",
-                  hook_name(r.api), format_bytes(r.size).c_str(), r.device, r.tid,
-                  format_bytes(r.freed_bytes).c_str(), double(r.after_ns) / 1e6);
+                  r.api.c_str(), format_bytes(r.size).c_str(), r.device_id, r.thread_id,
+                  format_bytes(r.freed_bytes).c_str(), r.after_ms);
     o.write(line);
   }
 }
