@@ -1,4 +1,4 @@
-// Live-table cost (issue 12): nanoseconds per insert+remove pair with 1k,
+// Live-table cost: nanoseconds per insert+remove pair with 1k,
 // 100k and 1M allocations live, single thread, stacks off (the table alone,
 // no shim around it), and the longest single insert while the table grows
 // from empty to 1M (a shard resize under its lock is a stall for every other

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""oom_bench.py: what an out-of-memory failure costs the program (issue 12).
+"""oom_bench.py: what an out-of-memory failure costs the program.
 
 Side by side in one run, WITHOUT and WITH LD_PRELOAD=libgpumemrec.so against
 the fake CUDA driver, runs interleaved (order shuffled per repetition):
@@ -25,7 +25,7 @@ the fake CUDA driver, runs interleaved (order shuffled per repetition):
   python3 bench/oom_bench.py [--build-dir build] [--reps 3] [--quick]
 
 Printed figures only (no test asserts a timing); docs/performance.md,
-"Out-of-memory path (issue 12)", keeps them. The machine's load average is
+"Out-of-memory path", keeps them. The machine's load average is
 printed before and after: on a shared machine only figures taken at a low
 load, side by side, mean anything. Stdlib only; reuses run_bench.py.
 """
@@ -209,7 +209,7 @@ def main():
         r.shim = os.path.abspath(args.shim)
     out = []
     w = out.append
-    w("gpumemrec out-of-memory path benchmark (issue 12); fake CUDA driver; with vs without the shim")
+    w("gpumemrec out-of-memory path benchmark; fake CUDA driver; with vs without the shim")
     w("shim: %s" % r.shim)
     w("at start: %s" % load_line())
     t0 = time.time()

@@ -26,7 +26,14 @@ target_include_directories(gpumemrec_model PUBLIC ${CMAKE_CURRENT_LIST_DIR}/..)
 target_link_libraries(gpumemrec_model PUBLIC gpumemrec_common Threads::Threads)
 set_target_properties(gpumemrec_model PROPERTIES POSITION_INDEPENDENT_CODE ON)
 
-add_library(gpumemrec_bundle STATIC ${CMAKE_CURRENT_LIST_DIR}/bundle_reader.cpp)
+add_library(gpumemrec_bundle STATIC
+  ${CMAKE_CURRENT_LIST_DIR}/bundle_reader.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/bundle_read_json.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/bundle_read_metadata.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/bundle_read_live.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/bundle_read_environment.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/bundle_read_events.cpp
+)
 target_include_directories(gpumemrec_bundle PUBLIC ${CMAKE_CURRENT_LIST_DIR}/..)
 target_link_libraries(gpumemrec_bundle PUBLIC gpumemrec_model)
 target_include_directories(gpumemrec_bundle SYSTEM PRIVATE ${RAPIDJSON_INCLUDE_DIR})

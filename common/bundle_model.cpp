@@ -54,39 +54,6 @@ uint16_t StringTable::intern(std::string_view s) {
   return id;
 }
 
-EventKind event_kind_from_name(std::string_view n) {
-  if (n == "allocation") return EventKind::kAllocation;
-  if (n == "deallocation") return EventKind::kDeallocation;
-  if (n == "oom") return EventKind::kOom;
-  if (n == "allocation_failed") return EventKind::kAllocationFailed;
-  if (n == "deallocation_failed") return EventKind::kDeallocationFailed;
-  if (n == "map") return EventKind::kMap;
-  if (n == "unmap") return EventKind::kUnmap;
-  return EventKind::kOther;
-}
-
-const char* event_kind_name(EventKind k) {
-  switch (k) {
-    case EventKind::kAllocation: return "allocation";
-    case EventKind::kDeallocation: return "deallocation";
-    case EventKind::kOom: return "oom";
-    case EventKind::kAllocationFailed: return "allocation_failed";
-    case EventKind::kDeallocationFailed: return "deallocation_failed";
-    case EventKind::kMap: return "map";
-    case EventKind::kUnmap: return "unmap";
-    case EventKind::kOther: break;
-  }
-  return "other";
-}
-
-MemoryType memory_type_from_name(std::string_view n) {
-  if (n == "device") return MemoryType::kDevice;
-  if (n == "managed") return MemoryType::kManaged;
-  if (n == "physical") return MemoryType::kPhysical;
-  if (n == "mapping") return MemoryType::kMapping;
-  return MemoryType::kOther;
-}
-
 std::string Bundle::outcome() const {
   const std::string& md = metadata.outcome;
   const std::string& mf = manifest.outcome;

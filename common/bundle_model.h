@@ -14,6 +14,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/bundle_schema.h"
+
 namespace gpumemrec::model {
 
 // Interns short strings; id 0 is always "".
@@ -29,21 +31,11 @@ class StringTable {
   std::unordered_map<std::string_view, uint16_t> index_;
 };
 
-enum class EventKind : uint8_t {
-  kAllocation,
-  kDeallocation,
-  kOom,
-  kAllocationFailed,
-  kDeallocationFailed,
-  kMap,
-  kUnmap,
-  kOther,
-};
-EventKind event_kind_from_name(std::string_view name);
-const char* event_kind_name(EventKind k);
-
-enum class MemoryType : uint8_t { kDevice, kManaged, kPhysical, kMapping, kOther };
-MemoryType memory_type_from_name(std::string_view name);
+// The bundle schema's enums (common/bundle_schema.h), one for the shim and
+// the tools; named here too so the tools can say model::EventKind.
+using gpumemrec::EventKind;
+using gpumemrec::FrameKind;
+using gpumemrec::MemoryType;
 
 struct Event {
   uint64_t seq = 0;
@@ -104,8 +96,6 @@ struct Allocation {
   uint64_t seq = 0;
 };
 
-enum class FrameKind : uint8_t { kPython, kNative, kOther };
-
 struct Frame {
   FrameKind kind = FrameKind::kOther;
   std::string module;
@@ -136,7 +126,7 @@ struct Manifest {
   std::vector<std::string> files;
   std::string generator;
   int64_t pid = 0;
-  std::string outcome;  // "" when absent (signal/exit bundles, bundles before issue 12)
+  std::string outcome;  // "" when absent (signal/exit bundles, bundles from before verdicts)
 };
 
 // The out-of-memory verdict (docs/bundle-format.md, "Out-of-memory verdicts").

@@ -1,4 +1,6 @@
-// Loads a bundle directory (docs/bundle-format.md) into a gpumemrec::Bundle.
+// Loads a bundle directory (docs/bundle-format.md) into the tools' model
+// (common/bundle_model.h); every key and file name from the schema
+// (common/bundle_schema.h).
 // Never throws for bad input: every failure is reported as one ReadError
 // naming the file and what is wrong with it.
 #pragma once
@@ -7,10 +9,9 @@
 #include <string>
 
 #include "common/bundle_model.h"
+#include "common/bundle_schema.h"
 
 namespace gpumemrec::model {
-
-constexpr int64_t kBundleSchemaVersion = 1;
 
 struct ReadError {
   std::string file;  // the file (or directory) at fault

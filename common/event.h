@@ -1,33 +1,17 @@
-// The event record shared by the shim (which writes it into the ring) and
-// the tools (which read the JSON form back). One record is exactly 64 bytes
-// so the ring's memory is RING_EVENTS * 64 bytes, fixed at start-up.
+// The event record the shim writes into the ring (shim/record/ring.h); its
+// kind and memory type are the bundle schema's enums (common/bundle_schema.h).
+// One record is exactly 64 bytes so the ring's memory is RING_EVENTS * 64
+// bytes, fixed at start-up.
 #pragma once
 #include <cstdint>
 
+#include "common/bundle_schema.h"
+
 namespace gpumemrec {
-
-enum class EventKind : uint8_t {
-  kAlloc = 0,       // allocation succeeded
-  kFree = 1,        // free succeeded
-  kOom = 2,         // allocation failed with the out-of-memory code
-  kAllocFailed = 3, // allocation failed with another code
-  kFreeFailed = 4,  // free returned an error
-  kMap = 5,         // cuMemMap / hipMemMap
-  kUnmap = 6,       // cuMemUnmap / hipMemUnmap
-};
-
-enum class MemoryType : uint8_t {
-  kDevice = 0,
-  kManaged = 1,
-  kPhysical = 2,  // VMM handle (cuMemCreate / hipMemCreate): counted by handle
-  kMapping = 3,   // a cuMemMap range; never counted (the handle is)
-};
-
-enum class Backend : uint8_t { kCuda = 0, kHip = 1 };
 
 // Written by one thread, read by the dumper under a per-slot seqlock: `seq`
 // is zero while the slot is being written and the event's sequence number
-// once it is complete (see shim/ring.h).
+// once it is complete (see shim/record/ring.h).
 struct Event {
   uint64_t seq;          // 1-based, global to the process
   uint64_t time_ns;      // CLOCK_REALTIME at return from the real call
@@ -51,9 +35,5 @@ inline int event_device(const Event& e) { return int(e.device1) - 1; }
 inline EventKind event_kind(const Event& e) { return EventKind(e.kind_type & 0xF); }
 inline MemoryType event_memory_type(const Event& e) { return MemoryType(e.kind_type >> 4); }
 inline uint8_t pack_kind_type(EventKind k, MemoryType t) { return uint8_t(uint8_t(k) | (uint8_t(t) << 4)); }
-
-const char* event_type_name(EventKind k);   // "allocation", "deallocation", "oom", ...
-const char* memory_type_name(MemoryType t); // "device", "managed", "physical", "mapping"
-const char* backend_name(Backend b);        // "cuda", "rocm"
 
 }  // namespace gpumemrec

@@ -49,8 +49,8 @@ enum class Step { kSkip, kAlloc, kFree, kOom };
 Step step_of(const Event& e) {
   if (e.mem_kind == MemoryType::kMapping) return Step::kSkip;
   const bool ok = e.result == 0 && e.address != 0;
-  if (e.kind == EventKind::kAllocation && ok) return Step::kAlloc;
-  if (e.kind == EventKind::kDeallocation && ok) return Step::kFree;
+  if (e.kind == EventKind::kAlloc && ok) return Step::kAlloc;
+  if (e.kind == EventKind::kFree && ok) return Step::kFree;
   return e.kind == EventKind::kOom ? Step::kOom : Step::kSkip;
 }
 

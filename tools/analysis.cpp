@@ -103,11 +103,11 @@ std::vector<ApiCount> api_counts(const Bundle& b) {
   for (const Event& e : b.events) {
     ApiCount& c = by_id[e.api];
     switch (e.kind) {
-      case EventKind::kAllocation: ++c.alloc; break;
-      case EventKind::kDeallocation: ++c.free; break;
+      case EventKind::kAlloc: ++c.alloc; break;
+      case EventKind::kFree: ++c.free; break;
       case EventKind::kOom: ++c.oom; break;
-      case EventKind::kAllocationFailed:
-      case EventKind::kDeallocationFailed: ++c.failed; break;
+      case EventKind::kAllocFailed:
+      case EventKind::kFreeFailed: ++c.failed; break;
       default: ++c.other; break;
     }
     ++c.total;
@@ -222,7 +222,7 @@ std::vector<OomMark> oom_marks(const Bundle& b) {
       open[e.thread_id] = out.size();
       if (static_cast<int64_t>(i) == own) own_mark = out.size();
       out.push_back({e.timestamp, e.device_id, e.size, e.thread_id, e.api, false, {}});
-    } else if (e.kind == EventKind::kAllocation && e.result == 0) {
+    } else if (e.kind == EventKind::kAlloc && e.result == 0) {
       auto it = open.find(e.thread_id);
       if (it != open.end() && e.size >= out[it->second].size) {
         out[it->second].recovered = true;

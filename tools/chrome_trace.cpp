@@ -109,11 +109,11 @@ class Sites {
 
 const char* short_label(EventKind k) {
   switch (k) {
-    case EventKind::kAllocation: return "alloc";
-    case EventKind::kDeallocation: return "free";
+    case EventKind::kAlloc: return "alloc";
+    case EventKind::kFree: return "free";
     case EventKind::kOom: return "OOM";
-    case EventKind::kAllocationFailed: return "alloc failed";
-    case EventKind::kDeallocationFailed: return "free failed";
+    case EventKind::kAllocFailed: return "alloc failed";
+    case EventKind::kFreeFailed: return "free failed";
     case EventKind::kMap: return "map";
     case EventKind::kUnmap: return "unmap";
     default: return "event";
@@ -141,8 +141,8 @@ void write_call(TraceText& o, const Bundle& b, const Event& e, double t0, int64_
   o.printf(",\"cat\":\"%s\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":%" PRId64 ",\"tid\":%u,\"args\":{\"seq\":%" PRIu64
            ",\"event_type\":\"%s\",\"device\":%d,\"size\":%" PRIu64 ",\"address\":\"0x%" PRIx64 "\",\"result\":%" PRId64
            ",\"memory_allocated\":%" PRIu64 ",\"stack_id\":%" PRIu64 ",\"duration_ns\":%" PRIu64 ",\"api\":",
-           event_kind_name(e.kind), trace_us(call_start(e), t0), double(e.duration_ns) / 1e3, pid, e.thread_id, e.seq,
-           event_kind_name(e.kind), e.device_id, e.size, e.address, e.result, e.memory_allocated, e.stack_id,
+           event_type_name(e.kind), trace_us(call_start(e), t0), double(e.duration_ns) / 1e3, pid, e.thread_id, e.seq,
+           event_type_name(e.kind), e.device_id, e.size, e.address, e.result, e.memory_allocated, e.stack_id,
            e.duration_ns);
   o.buf() += esc[e.api];
   o.buf() += ",\"memory_type\":";

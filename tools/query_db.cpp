@@ -169,9 +169,9 @@ void insert_intervals(sqlite3* db, const Bundle& b, const std::string& name) {
   for (const Event& e : b.events) {
     if (e.result != 0 || e.address == 0) continue;
     uint64_t key = e.address * 2 + (e.mem_kind == MemoryType::kPhysical);
-    if (e.kind == EventKind::kAllocation) {
+    if (e.kind == EventKind::kAlloc) {
       open[key] = {e.timestamp, e.size, e.device_id, e.api, e.stack_id};
-    } else if (e.kind == EventKind::kDeallocation) {
+    } else if (e.kind == EventKind::kFree) {
       auto it = open.find(key);
       ins.i(1, as_i(e.address)).t(8, name);
       if (it != open.end()) {

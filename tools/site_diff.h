@@ -1,5 +1,5 @@
 // Live bytes per call site in two sets of bundles (OLD, NEW), matched by
-// their symbolized frames (tools/names.h frame_key: function, file, line, or
+// their symbolized frames (common/names.h frame_key: function, file, line, or
 // module+offset), never by stack id or address, which differ between runs.
 // The answer to "it fit last week": which sites grew, by how much, which are
 // new and which are gone.

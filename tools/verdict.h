@@ -1,8 +1,8 @@
-// The out-of-memory verdict of a bundle (issue 12: manifest/metadata
+// The out-of-memory verdict of a bundle (manifest/metadata
 // `outcome`, `outcome_detail`, `recovery`, `recovered_failures`; see
 // docs/bundle-format.md, "Out-of-memory verdicts") as ls, report, html and
 // query show it. Bundles without a verdict (signal/exit dumps, bundles
-// written before issue 12) show "-" and no recovery lines.
+// written before verdicts existed) show "-" and no recovery lines.
 #pragma once
 
 #include <string>

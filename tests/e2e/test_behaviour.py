@@ -67,7 +67,7 @@ def episodes_pruned():
 
 def ranks_share_dir():
     """16 processes (the ranks of one job) OOMing at once into one directory
-    with GPUMEMREC_MAX_DUMPS=5, four rounds (issue 11, item 10): pruning is
+    with GPUMEMREC_MAX_DUMPS=5, four rounds: pruning is
     serialised by a lock on the directory, so after every round exactly 5
     bundles remain; in a burst the earliest are kept, and what each process
     says on stderr is true (its "bundle:" path exists, a pruned one does not)."""

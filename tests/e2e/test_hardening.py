@@ -371,7 +371,7 @@ def lowmem_rlimit():
 def lowmem_address_space():
     """Under RLIMIT_AS with room for the program's own large malloc plus a
     margin far below what the recorder used to reserve (~330 MiB), the malloc
-    succeeds with the recorder as it does without (issue 11, item 5), with
+    succeeds with the recorder as it does without, with
     stacks on (the default) and off."""
     if SANITIZED:
         return "skip"  # sanitizers reserve terabytes of address space
@@ -530,7 +530,7 @@ def security_permissions():
 
 def security_untrusted_dir():
     """A dump directory another user could tamper with is refused, also when
-    the program runs as root (issue 11, item 14): writable by others or by the
+    the program runs as root: writable by others or by the
     group without the sticky bit, or owned by another user. One warning, no
     bundle, the program's output unchanged; a sticky world-writable directory
     owned by root (like /tmp) is used."""
@@ -643,7 +643,7 @@ def security_no_network():
 
 
 
-# ---------------------------------------------------------------- 10. loader and limits (issues 9, 11)
+# ---------------------------------------------------------------- 10. loader and limits
 def reload(mode):
     """A GPU library dlclose'd and dlopen'ed again at another address (the old
     range blocked by a PROT_NONE placeholder): cached real-function and helper
@@ -744,7 +744,7 @@ def limit_threads():
     kv = dict(x.split("=") for x in r.stdout.split()[:4])
     check(int(kv["OTHER"]) == 0, "unexpected errors: " + r.stdout)
     check(int(kv["MAX_LIVE"]) <= limit, "live bytes %s exceeded GPUMEMREC_LIMIT=%d" % (kv["MAX_LIVE"], limit))
-# ---------------------------------------------------------------- 11. issue 11: the program never notices
+# ---------------------------------------------------------------- 11. the program never notices
 def dump_raises_no_signal_xfsz():
     """Writing a bundle past RLIMIT_FSIZE with SIGXFSZ at its default action
     (as in a shell after `ulimit -f`): the kernel sends SIGXFSZ to the writing
@@ -813,10 +813,10 @@ def signal_dump_fds_reused():
 
 def exit_during_dump():
     """The program's SIGTERM handler calls exit() while the writer thread is
-    writing the out-of-memory bundle (issue 12: the failing call has already
+    writing the out-of-memory bundle (the failing call has already
     returned). The program's handler runs as it would have, and its exit()
     waits for the writer: exit code 7, one complete bundle whose verdict is
-    fatal, no temporary directory left. (Before issue 12 the bundle was written on
+    fatal, no temporary directory left. (Before the writer thread the bundle was written on
     the failing thread itself and this exit() interrupted it: no bundle.)"""
     for attempt in range(3):
         n = 200000 * (attempt + 1)
@@ -845,7 +845,7 @@ def episode_threads():
     """A PyTorch-like caching allocator (tests/programs/caching_alloc.cpp: the
     retry chain of c10/cuda/CUDACachingAllocator.cpp) recovers from an
     out-of-memory every step, then fails for good on a request larger than
-    the device. Issue 12: a recovered episode gets no bundle by default
+    the device. A recovered episode gets no bundle by default
     (GPUMEMREC_RECOVERED=count), it is counted; the fatal one gets exactly one
     bundle, marked fatal, whatever the thread count, and one "bundle:" line.
     The bundle is the fatal episode's first failure, not a later retry."""

@@ -104,7 +104,7 @@ def vmm():
     check(any(e["api"] == "cuMemRelease" and e["event_type"] == "deallocation" for e in b.events),
           "cuMemRelease not recorded")
     # Mapping events carry the device of the mapped handle and the device's
-    # live bytes: an unmap is no false drop to zero in a timeline (issue 13).
+    # live bytes: an unmap is no false drop to zero in a timeline.
     for e in b.events:
         if e["event_type"] not in ("map", "unmap"):
             continue

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The out-of-memory verdict and the writer thread (issue 12;
+"""The out-of-memory verdict and the writer thread (
 docs/reliability.md, section 11): a failure the program recovers from by
 freeing its cache and retrying is counted, not dumped (or dumped with
 outcome "recovered" under GPUMEMREC_RECOVERED=keep); the failing call does
@@ -143,7 +143,7 @@ def request_lines(stdout):
 # ---------------------------------------------------------------- 1. recovery loop
 # The bound on one training step's wall time while every step recovers from
 # out-of-memory failures. Not a speed figure (those are in bench/): a stall
-# bound. Before issue 12 the failing thread wrote the bundle itself and the
+# bound. Before the writer thread the failing thread wrote the bundle itself and the
 # first recovered failure stalled its step for the whole dump (~290 ms on
 # this machine for this program); the freeze that replaces it is meant to
 # take < 5 ms for the default ring. 100 ms is 20 times the freeze target, so

@@ -3,7 +3,7 @@
 //
 //   dlsym_probe [--load libcuda.so.1] name...
 // Output: one line per name: "<name> null" or "<name> <object basename>".
-// The recorder must never change these answers (issue 11, item 4), except
+// The recorder must never change these answers, except
 // that its own wrapper may answer where the real function exists after it.
 #define _GNU_SOURCE
 #include <dlfcn.h>

@@ -1,5 +1,5 @@
 // exit_in_dump: the program's SIGTERM handler calls exit() while a bundle is
-// being written (since issue 12 by the recorder's writer thread, after the
+// being written (by the recorder's writer thread, after the
 // failing cudaMalloc returned).
 //
 //   exit_in_dump [live_allocations=200000]

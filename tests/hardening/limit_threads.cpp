@@ -1,5 +1,5 @@
 // limit_threads: many threads allocating against GPUMEMREC_LIMIT at once
-// (issue 9: the limit was checked, then acted on, so concurrent allocations
+// (the limit was once checked, then acted on, so concurrent allocations
 // together overshot it).
 //
 //   limit_threads <threads> <iterations> <chunk> <held>

@@ -1,5 +1,5 @@
-// reload: a GPU library unloaded and loaded again at another address
-// (issue 11, item 3). The recorder caches real-function and helper
+// reload: a GPU library unloaded and loaded again at another address.
+// The recorder caches real-function and helper
 // addresses; they must never be used after the library they point into is
 // gone.
 //

@@ -254,7 +254,7 @@ def case_nogil(args, tmp):
     expect_frames(b.stack(with_gil[0]["stack_id"]), "nogil", [("with_gil", "with_gil"), ("main", "main_with"),
                                                               ("<module>", "module")],
                   "allocation holding the GIL", prefix=False)
-    # Issue 10: a thread that released the GIL still has its own frames.
+    # A thread that released the GIL still has its own frames.
     without = live(b, api="cudaMalloc", size=2 * MiB)
     check(len(without) == 1, "want 1 live 2 MiB allocation, got %d" % len(without))
     expect_frames(b.stack(without[0]["stack_id"]), "nogil",

@@ -9,10 +9,10 @@ shim. python3 standard library only.
 
 Writes one bundle per rank into OUTDIR (created), named
 oom_dump_<UTC>_<pid>_cuda_1_<host>_<random8hex>, and prints their paths.
---outcome recovered|fatal|unknown writes the verdict of issue 12
+--outcome recovered|fatal|unknown writes the verdict
 (manifest/metadata outcome, outcome_detail, recovery) and --recovered N lists
 N recovered failures (recovered_failures, at most 32 listed, as the shim);
-without them the bundle looks like one written before issue 12. The ring starts after
+without them the bundle looks like one written before verdicts existed. The ring starts after
 K older allocations (live in allocations.json, some freed inside the ring)
 so readers meet allocations older than the ring and frees of addresses the
 ring never saw allocated. Events include cudaMalloc/cudaFree,
@@ -171,7 +171,7 @@ DETAILS = {"recovered": "recovered after freeing 3.20 GiB of cache (12.3 ms late
 
 
 def verdict_fields(args, rng, t, request):
-    """metadata.json keys of issue 12 (docs/bundle-format.md)."""
+    """metadata.json's verdict keys (docs/bundle-format.md)."""
     out = {}
     if args.outcome != "none":
         out["outcome"] = args.outcome

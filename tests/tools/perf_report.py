@@ -96,7 +96,7 @@ def main():
     print("query count(*):       %.3f s; peak RSS %s" % (cb_, mib(max(RSS))))
     peaks["query count(*)"] = max(RSS)
     ok = True
-    # Issue 12: no command may hold more memory than the bundle takes on disk
+    # No command may hold more memory than the bundle takes on disk
     # (peak RSS is not a timing: it does not move with the machine's load).
     for name, peak in sorted(peaks.items()):
         if peak > total:

@@ -817,7 +817,7 @@ def t_bad_input(c):
 
 
 def t_bad_structure(c):
-    """Hostile structure (issue 11, item 16): deep nesting in every file, special
+    """Hostile structure: deep nesting in every file, special
     files in place of a JSON file (FIFO, symlink to /dev/zero), absurd numbers.
     Every command answers with one error line and exit 2 (or, for input that
     is odd but valid, exit 0), within a timeout (a hang fails) and under an
@@ -903,7 +903,7 @@ VERDICT_KINDS = {"recovered": 40, "fatal": 3, "unknown": 0, "none": 0}  # --outc
 
 
 def verdict_bundles(c):
-    """One bundle per verdict (and one without: written before issue 12), plus
+    """One bundle per verdict (and one without: as written before verdicts existed), plus
     a signal dump (no verdict), all in one directory: {kind: path}."""
     d = os.path.join(c.work, "verdicts")
     shutil.rmtree(d, ignore_errors=True)
@@ -1076,7 +1076,7 @@ def check_verdict_first_failure(c, bundles):
 
 
 def t_verdict(c):
-    """Issue 12's verdict (outcome, outcome_detail, recovery, recovered_failures)
+    """The verdict (outcome, outcome_detail, recovery, recovered_failures)
     in ls, report, html, query and diff, for recovered, fatal and unknown
     bundles and for bundles without one (older, signal)."""
     d, bundles = verdict_bundles(c)

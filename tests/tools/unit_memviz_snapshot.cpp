@@ -241,7 +241,7 @@ std::string names(const std::vector<const Frame*>& frames) {
   return s;
 }
 
-// A stack as bundles before issue 13 wrote it: Python frames first.
+// A stack as older bundles wrote it: Python frames first.
 Stack python_first_stack() {
   Stack s;
   s.stack_id = 9;

@@ -1,4 +1,4 @@
-// The out-of-memory verdict fields of issue 12 (manifest/metadata `outcome`,
+// The out-of-memory verdict fields (manifest/metadata `outcome`,
 // `outcome_detail`, `recovery`, `recovered_failures`): read when present,
 // defaults when absent (older bundles, signal/exit bundles), one clear error
 // for a wrong type, never a crash; and how the tools' OOM marks use them.

@@ -1,4 +1,4 @@
-// Step 2 of a dump, on the writer: what the bundle is written from. The
+// Step 2 of a dump (write/bundle_writer.h), on the writer: what the model is built from. The
 // frozen state (freeze.h: live tables copied first, then the ring cut and
 // its events) is reconciled (reconciler.h) and its events made one
 // consistent history (history.h), in place. Everything after this step reads

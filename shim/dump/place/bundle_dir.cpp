@@ -10,12 +10,15 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
 
+#include "common/bundle_schema.h"
 #include "shim/base/log.h"
 
 #include "shim/dump/place/bundle_name.h"
+#include "shim/dump/verdict/episodes.h"
 
 namespace gpumemrec {
 
@@ -240,13 +243,14 @@ void remove_stale_tmps(int dirfd) {
 }
 
 // Our own writer's manifest.json (write_manifest.cpp: RapidJSON's compact
-// output, the outcome near the top; the word is outcome_name(kRecovered),
-// episodes.cpp, spelled out here). A file that is not ours, too big or
-// unreadable counts as not recovered: it is pruned by age, as before.
+// output, the outcome near the top, "outcome":"recovered": the schema's key
+// and outcome_name(Outcome::kRecovered), verdict/episodes.h). A file that is
+// not ours, too big or unreadable counts as not recovered: it is pruned by
+// age, as before.
 bool manifest_says_recovered(int dirfd, const char* bundle) {
   const int dfd = openat(dirfd, bundle, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (dfd < 0) return false;
-  const int fd = openat(dfd, "manifest.json", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  const int fd = openat(dfd, file::kManifest, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   close(dfd);
   if (fd < 0) return false;
   char buf[4096];
@@ -258,7 +262,9 @@ bool manifest_says_recovered(int dirfd, const char* bundle) {
   }
   close(fd);
   buf[n] = '\0';
-  return std::strstr(buf, "\"outcome\":\"recovered\"") != nullptr;
+  char needle[64];
+  std::snprintf(needle, sizeof needle, "\"%s\":\"%s\"", key::kOutcome, outcome_name(Outcome::kRecovered));
+  return std::strstr(buf, needle) != nullptr;
 }
 
 }  // namespace

@@ -5,7 +5,6 @@
 
 #include "shim/base/log.h"
 #include "shim/base/signal_guard.h"
-#include "shim/dump/write/snapshot_pickle.h"
 
 namespace gpumemrec {
 

@@ -1,4 +1,4 @@
-// Start-up check (issue 12): can one bundle of the configured ring fit under
+// Start-up check: can one bundle of the configured ring fit under
 // GPUMEMREC_MAX_TOTAL_MB? A bundle bigger than the cap on its own is kept
 // when it is written (the newest evidence; bundle_dir.h, bundles_to_prune)
 // and removed by the next dump's prune, so a ring that cannot fit is said
@@ -7,25 +7,13 @@
 #include <cstdint>
 #include <string>
 
+#include "common/bundle_schema.h"
 #include "common/config.h"
 
 namespace gpumemrec {
 
-// Bytes on disk, measured with bench/oom_bench.py (docs/performance.md,
-// "Out-of-memory path (issue 12)"; 100,000 live allocations from 10,000
-// call sites, cudaMalloc/cudaFree events, rank 0 of 1):
-//  - events.json per event (385 measured; a rank and job id add ~50);
-//  - snapshot.pickle, written when the ring holds at most kSnapshotMaxEvents
-//    events: per event (120-140 measured) plus what it holds for the live
-//    allocations and their frames (21 MB);
-//  - allocations.json and stacks.json (17 + 31 MB) and the small files.
-// The last two grow with the live allocations and call sites, which are not
-// known at start-up: an allowance, said in the warning.
-constexpr uint64_t kEventJsonBytesPerEvent = 390;
-constexpr uint64_t kPickleBytesPerEvent = 140;
-constexpr uint64_t kPickleFixedBytes = uint64_t(24) << 20;
-constexpr uint64_t kOtherFilesBytes = uint64_t(48) << 20;
-
+// The figures per file are the schema's (common/bundle_schema.h, "What a
+// bundle takes on disk").
 struct BundleEstimate {
   uint64_t events_json = 0;
   uint64_t pickle = 0;  // 0 when the ring is too big for snapshot.pickle

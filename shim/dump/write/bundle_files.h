@@ -6,8 +6,9 @@
 #include <vector>
 
 #include "common/bundle_model.h"
-#include "shim/dump/write/bundle_input.h"
+#include "common/bundle_schema.h"
 #include "shim/dump/capture/dump_snapshot.h"
+#include "shim/dump/write/bundle_input.h"
 #include "shim/dump/write/json_out.h"
 
 namespace gpumemrec {
@@ -42,13 +43,16 @@ class OutFile {
   FdOut out_;
 };
 
-// Everything the files are written from.
+// Everything the files are written from: the model (common/bundle_model.h,
+// built by dump_model.h: manifest, metadata with the verdict and the
+// recovered failures, allocations, stacks; events too while snapshot.pickle
+// is made), the frozen events that events.json streams (64 bytes each, never
+// copied into the model's larger events), and what the model has no place
+// for (the device and NVML answers, the failing call's module: `in`).
 struct BundleContent {
   const BundleInput& in;
-  const DumpSnapshot& snap;
-  // allocations, stacks (symbolized) and metadata; events too when
-  // snapshot.pickle is made.
   const model::Bundle& model;
+  EventSpan events;        // empty once the frozen events are given back (verdict rewrites)
   const char* symbolizer;  // "libdw" / "dladdr"
 };
 

@@ -57,9 +57,9 @@ struct WriteBuffer {
   size_t size = 0;
 };
 
-// What a written bundle keeps for rewriting its verdict files.
+// What a written bundle keeps for rewriting its verdict files: the model
+// they are written from (the snapshot is gone once the bundle is written).
 struct BundleBuild {
-  DumpSnapshot snap;  // its frozen events are gone once the bundle is written
   model::Bundle model;
   const char* symbolizer = "";
   std::vector<std::string> names;  // the files, for the manifest

@@ -25,18 +25,18 @@ bool malloc_probe(size_t bytes) {
 // snapshot.pickle is optional: skipped (the bundle is complete without it)
 // when the host is short of memory (the emergency arena was touched, or 8 MiB
 // cannot be had) or the ring is too large to convert at dump time.
-void add_optional_pickle(BundleFiles& files, const BundleContent& c, model::Bundle& model, size_t arena_at_start) {
+void add_optional_pickle(BundleFiles& files, const DumpSnapshot& snap, model::Bundle& model, size_t arena_at_start) {
   if (dump_memory_used() != arena_at_start || !malloc_probe(8u << 20)) {
     GM_DEBUG("host memory is short: no snapshot.pickle in this bundle");
     return;
   }
-  if (c.snap.events.size() > kSnapshotMaxEvents) {
+  if (snap.events.size() > kSnapshotMaxEvents) {
     GM_DEBUG("no snapshot.pickle in this bundle: ring too large for a snapshot at dump time");
     return;
   }
   std::string why;
   try {
-    add_model_events(c.in, c.snap, &model);
+    add_model_events(snap, &model);
     if (!write_snapshot_pickle(files, model, &why)) GM_DEBUG("no snapshot.pickle in this bundle: {}", why);
   } catch (...) {
     GM_DEBUG("no snapshot.pickle in this bundle: out of memory");
@@ -51,7 +51,7 @@ bool write_bundle(int dirfd, const BundleInput& in, const FrozenState& frozen, S
   const size_t arena_at_start = dump_memory_used();
   std::vector<uint32_t> recovered_stacks;
   for (const RecoveredFailure& r : in.recovered.listed) recovered_stacks.push_back(r.stack_id);
-  DumpSnapshot& snap = build->snap;
+  DumpSnapshot snap;
   finish_snapshot(frozen, in.failure, recovered_stacks, &snap);
   sym.begin();
   std::vector<model::Stack> stacks;
@@ -69,17 +69,18 @@ bool write_bundle(int dirfd, const BundleInput& in, const FrozenState& frozen, S
   BundleFiles files;
   files.dirfd = dirfd;
   files.buf = buf;
-  const BundleContent c{in, snap, build->model, build->symbolizer};
+  const BundleContent c{in, build->model, snap.events, build->symbolizer};
   using Writer = bool (*)(BundleFiles&, const BundleContent&, std::string*);
   static const Writer kFiles[] = {write_events_json,      write_allocations_json, write_stacks_json,
                                   write_metadata_json,    write_environment_json, write_summary_txt,
                                   write_framework_files};
   for (Writer w : kFiles)
     if (!w(files, c, error)) return false;
-  add_optional_pickle(files, c, build->model, arena_at_start);
-  snap.events = EventSpan{};  // the frozen memory goes back to the freeze (freeze_done)
+  add_optional_pickle(files, snap, build->model, arena_at_start);
   build->names = files.names;
-  return write_manifest_json(files, c, error);
+  // The frozen memory goes back to the freeze (freeze_done) after this call:
+  // the manifest, last, reads the model only.
+  return write_manifest_json(files, BundleContent{in, build->model, EventSpan{}, build->symbolizer}, error);
 }
 
 bool rewrite_verdict_files(int bundle_fd, const BundleInput& in, BundleBuild& build, WriteBuffer buf,
@@ -89,7 +90,8 @@ bool rewrite_verdict_files(int bundle_fd, const BundleInput& in, BundleBuild& bu
   files.buf = buf;
   files.rewrite = true;
   files.names = build.names;
-  const BundleContent c{in, build.snap, build.model, build.symbolizer};
+  set_model_verdict(in, &build.model);
+  const BundleContent c{in, build.model, EventSpan{}, build.symbolizer};
   using Writer = bool (*)(BundleFiles&, const BundleContent&, std::string*);
   static const Writer kFiles[] = {write_framework_files, write_metadata_json, write_summary_txt,
                                   write_manifest_json};

@@ -1,10 +1,16 @@
 // Writing one bundle (docs/bundle-format.md is the contract), as named steps:
-//   1. finish_snapshot (dump_snapshot.h): the frozen live tables and ring
-//      cut, reconciled, one consistent history;
-//   2. symbolize the stacks and build the in-memory model (dump_model.h);
-//   3. one writer per file (bundle_files.h): events.json, allocations.json,
-//      stacks.json, metadata.json, environment.json, summary.txt, then
-//      snapshot.pickle (optional) and manifest.json last.
+//   freeze -> snapshot -> model -> files:
+//   1. (on the failing thread, before this) freeze.h copies the live tables
+//      and cuts the ring;
+//   2. finish_snapshot (dump_snapshot.h): the frozen state reconciled, one
+//      consistent history;
+//   3. symbolize the stacks and build the in-memory model (dump_model.h),
+//      the tools' own (common/bundle_model.h);
+//   4. one writer per file (bundle_files.h), from the model, every key from
+//      the schema (common/bundle_keys.h): events.json (streamed from the
+//      frozen events), allocations.json, stacks.json, metadata.json,
+//      environment.json, summary.txt, then snapshot.pickle (optional) and
+//      manifest.json last.
 // When the verdict of an out-of-memory bundle comes after it was written,
 // metadata.json, summary.txt and manifest.json are written again from the
 // kept model (rewrite_verdict_files), each to a new file renamed over the

@@ -7,6 +7,7 @@
 #include "shim/dump/write/bundle_files.h"
 #include "shim/dump/capture/history.h"
 #include "shim/dump/query/symbolizer.h"
+#include "shim/dump/verdict/verdict_text.h"
 #include "shim/record/python_stack.h"
 #include "shim/record/recorder.h"
 
@@ -144,7 +145,44 @@ void add_device_accounting(const BundleInput& in, const DumpSnapshot& snap, mode
   }
 }
 
+model::RecoveredFailure model_recovered(const RecoveredFailure& r) {
+  model::RecoveredFailure m;
+  m.timestamp = seconds(r.time_ns);
+  m.device_id = r.device;
+  m.size = r.size;
+  m.api = hook_name(r.api);
+  m.thread_id = r.tid;
+  m.stack_id = r.stack_id;
+  m.after_ms = double(r.after_ns) / 1e6;
+  m.freed_bytes = r.freed_bytes;
+  return m;
+}
+
+model::Recovery model_recovery(const Recovery& r) {
+  model::Recovery m;
+  m.after_ms = double(r.after_ns) / 1e6;
+  m.freed_bytes = r.freed_bytes;
+  m.retry_size = r.retry_size;
+  m.retry_api = hook_name(r.retry_api);
+  m.thread_id = r.tid;
+  return m;
+}
+
 }  // namespace
+
+void set_model_verdict(const BundleInput& in, model::Bundle* b) {
+  model::Metadata& m = b->metadata;
+  m.outcome = m.outcome_detail = b->manifest.outcome = "";
+  m.recovery.reset();
+  if (has_verdict(in)) {  // out-of-memory bundles only (docs/bundle-format.md)
+    m.outcome = b->manifest.outcome = outcome_name(in.verdict.outcome);
+    m.outcome_detail = outcome_detail(in.verdict, in.episode_ms);
+    if (in.verdict.outcome == Outcome::kRecovered) m.recovery = model_recovery(in.verdict.recovery);
+  }
+  m.recovered_count = in.recovered.count;
+  m.recovered_listed.clear();
+  for (const RecoveredFailure& r : in.recovered.listed) m.recovered_listed.push_back(model_recovered(r));
+}
 
 std::vector<model::Stack> symbolize_stacks(Recorder* r, Symbolizer& sym, const std::vector<uint32_t>& ids) {
   std::vector<model::Stack> out;
@@ -168,9 +206,10 @@ void build_model(const BundleInput& in, const DumpSnapshot& snap, std::vector<mo
   b->manifest.reason = b->metadata.reason;
   b->manifest.backend = b->metadata.backend;
   b->manifest.event_count = snap.event_count;
+  set_model_verdict(in, b);
 }
 
-void add_model_events(const BundleInput&, const DumpSnapshot& snap, model::Bundle* b) {
+void add_model_events(const DumpSnapshot& snap, model::Bundle* b) {
   b->events.reserve(snap.events.size());
   for (const Event& e : snap.events) {
     model::Event m;
@@ -192,8 +231,8 @@ void add_model_events(const BundleInput&, const DumpSnapshot& snap, model::Bundl
     m.api = m.context = b->strings.intern(api);
     m.backend = b->strings.intern(backend_name(e.api < kHookCount ? hook_backend(HookId(e.api)) : Backend::kCuda));
     m.memory_type = b->strings.intern(memory_type_name(event_memory_type(e)));
-    m.kind = model::event_kind_from_name(event_type_name(k));
-    m.mem_kind = model::memory_type_from_name(memory_type_name(event_memory_type(e)));
+    m.kind = k;
+    m.mem_kind = event_memory_type(e);
     b->events.push_back(m);
   }
 }

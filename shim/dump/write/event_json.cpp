@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "common/bundle_schema.h"
 #include "shim/base/hook_table.h"
 #include "shim/dump/capture/history.h"
 #include "shim/dump/write/launcher_env.h"
@@ -14,11 +15,24 @@ inline char* put(char* p, const char* s, size_t n) {
   std::memcpy(p, s, n);
   return p + n;
 }
+// `,"name":` (no comma for the first key of a record): the schema's key,
+// copied with its length known at compile time.
 template <size_t N>
-inline char* lit(char* p, const char (&s)[N]) {
-  return put(p, s, N - 1);
+inline char* put_key(char* p, const char (&name)[N], bool first = false) {
+  if (!first) *p++ = ',';
+  *p++ = '"';
+  p = put(p, name, N - 1);
+  *p++ = '"';
+  *p++ = ':';
+  return p;
 }
-inline char* str(char* p, const char* s) { return put(p, s, std::strlen(s)); }
+// A string value; ours are ASCII names that need no escaping.
+inline char* put_text(char* p, const char* s) {
+  *p++ = '"';
+  p = put(p, s, std::strlen(s));
+  *p++ = '"';
+  return p;
+}
 
 inline char* u64(char* p, uint64_t v) {
   char tmp[20];
@@ -78,20 +92,17 @@ void append_json_string(std::string& out, const std::string& s) {
 // process that is rank 0 of 1, a job id that is not set, and the per-event
 // metadata object, which is always empty.
 void EventJsonContext::set_identity(int pid, const LauncherIdentity& id) {
-  char num[24];
+  char buf[64];
+  auto add = [&](const auto& name, int64_t v) { tail.append(buf, size_t(i64(put_key(buf, name), v) - buf)); };
   tail.clear();
-  tail += ",\"pid\":";
-  tail.append(num, size_t(i64(num, pid) - num));
+  add(key::kPid, pid);
   if (id.rank != 0 || id.local_rank != 0 || id.world_size != 1) {
-    tail += ",\"rank\":";
-    tail.append(num, size_t(i64(num, id.rank) - num));
-    tail += ",\"local_rank\":";
-    tail.append(num, size_t(i64(num, id.local_rank) - num));
-    tail += ",\"world_size\":";
-    tail.append(num, size_t(i64(num, id.world_size) - num));
+    add(key::kRank, id.rank);
+    add(key::kLocalRank, id.local_rank);
+    add(key::kWorldSize, id.world_size);
   }
   if (id.has_job_id) {
-    tail += ",\"job_id\":";
+    tail.append(buf, size_t(put_key(buf, key::kJobId) - buf));
     append_json_string(tail, id.job_id);
   }
   tail += '}';
@@ -102,57 +113,32 @@ size_t format_event_json(char* out, const Event& e, bool first, const EventJsonC
   const char* backend = backend_name(e.api < kHookCount ? hook_backend(HookId(e.api)) : Backend::kCuda);
   char* p = out;
   if (!first) *p++ = ',';
-  p = lit(p, "{\"seq\":");
-  p = u64(p, e.seq);
-  p = lit(p, ",\"timestamp\":");
-  p = seconds(p, e.time_ns);
-  p = lit(p, ",\"event_type\":\"");
-  p = str(p, event_type_name(event_kind(e)));
-  p = lit(p, "\",\"memory_allocated\":");
-  p = u64(p, e.live_after);
-  p = lit(p, ",\"memory_change\":");
-  p = i64(p, event_memory_change(e));
-  p = lit(p, ",\"device_id\":");
-  p = i64(p, event_device(e));
-  p = lit(p, ",\"context\":\"");
-  p = str(p, api);
-  p = lit(p, "\",\"backend\":\"");
-  p = str(p, backend);
-  p = lit(p, "\",\"api\":\"");
-  p = str(p, api);
-  p = lit(p, "\",\"memory_type\":\"");
-  p = str(p, memory_type_name(event_memory_type(e)));
-  p = lit(p, "\",\"address\":");
-  p = u64(p, e.address);
-  p = lit(p, ",\"size\":");
-  p = u64(p, e.size);
-  p = lit(p, ",\"result\":");
-  p = i64(p, e.result);
-  p = lit(p, ",\"thread_id\":");
-  p = u64(p, e.tid);
-  p = lit(p, ",\"stack_id\":");
-  p = u64(p, e.stack_id);
-  p = lit(p, ",\"duration_ns\":");
-  p = u64(p, e.duration_ns);
-  if (e.stream) {
-    p = lit(p, ",\"stream\":");
-    p = u64(p, e.stream);
-  }
-  p = lit(p, ",\"timestamp_ns\":");
-  p = u64(p, e.time_ns);
+  *p++ = '{';
+  p = u64(put_key(p, key::kSeq, true), e.seq);
+  p = seconds(put_key(p, key::kTimestamp), e.time_ns);
+  p = put_text(put_key(p, key::kEventType), event_type_name(event_kind(e)));
+  p = u64(put_key(p, key::kMemoryAllocated), e.live_after);
+  p = i64(put_key(p, key::kMemoryChange), event_memory_change(e));
+  p = i64(put_key(p, key::kDeviceId), event_device(e));
+  p = put_text(put_key(p, key::kContext), api);
+  p = put_text(put_key(p, key::kBackend), backend);
+  p = put_text(put_key(p, key::kApi), api);
+  p = put_text(put_key(p, key::kMemoryType), memory_type_name(event_memory_type(e)));
+  p = u64(put_key(p, key::kAddress), e.address);
+  p = u64(put_key(p, key::kSize), e.size);
+  p = i64(put_key(p, key::kResult), e.result);
+  p = u64(put_key(p, key::kThreadId), e.tid);
+  p = u64(put_key(p, key::kStackId), e.stack_id);
+  p = u64(put_key(p, key::kDurationNs), e.duration_ns);
+  if (e.stream) p = u64(put_key(p, key::kStream), e.stream);
+  p = u64(put_key(p, key::kTimestampNs), e.time_ns);
   // memory_reserved and device_used would repeat memory_allocated, and
   // device_total / device_free are left out when unknown: see the comment
   // above set_identity.
   const int dev = event_device(e);
   const uint64_t total = dev >= 0 ? ctx.device_total[dev] : 0;
-  if (total) {
-    p = lit(p, ",\"device_total\":");
-    p = u64(p, total);
-  }
-  if (ctx.has_failure_free && e.seq == ctx.failure_seq) {
-    p = lit(p, ",\"device_free\":");
-    p = u64(p, ctx.failure_free);
-  }
+  if (total) p = u64(put_key(p, key::kDeviceTotal), total);
+  if (ctx.has_failure_free && e.seq == ctx.failure_seq) p = u64(put_key(p, key::kDeviceFree), ctx.failure_free);
   return size_t(p - out);
 }
 

@@ -1,6 +1,7 @@
 // events.json is most of a big bundle (a 1,000,000-event ring is ~350 MB),
-// so its records are formatted by hand: constant keys copied as byte
-// strings, integers by a digit loop, the timestamp as exact seconds with
+// so its records are formatted by hand: the schema's keys
+// (common/bundle_keys.h) copied with their length known at compile time,
+// integers by a digit loop, the timestamp as exact seconds with
 // microseconds (from the nanosecond clock; no floating-point formatting).
 // Every string value is one of our own ASCII names: nothing needs escaping.
 // The key order and meaning are those of docs/bundle-format.md; keys that

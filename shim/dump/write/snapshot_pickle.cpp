@@ -25,7 +25,7 @@ bool write_snapshot_pickle(BundleFiles& files, const model::Bundle& b, std::stri
   const MemvizPlan plan = build_memviz_plan(b);
   bool ok;
   {
-    OutFile file(files, "snapshot.pickle");
+    OutFile file(files, file::kSnapshot);
     ok = file.ok();
     if (ok) {
       PickleWriter w(&to_file, &file.out());
@@ -34,9 +34,9 @@ bool write_snapshot_pickle(BundleFiles& files, const model::Bundle& b, std::stri
     if (!ok && file.ok()) *error = "cannot encode the snapshot";
     ok = file.finish(error) && ok;
   }
-  if (!ok && !files.names.empty() && files.names.back() == "snapshot.pickle") {
+  if (!ok && !files.names.empty() && files.names.back() == file::kSnapshot) {
     files.names.pop_back();
-    unlinkat(files.dirfd, "snapshot.pickle", 0);
+    unlinkat(files.dirfd, file::kSnapshot, 0);
   }
   return ok;
 }

@@ -8,14 +8,11 @@
 #include <string>
 
 #include "common/bundle_model.h"
+#include "common/bundle_schema.h"  // kSnapshotMaxEvents
 
 namespace gpumemrec {
 
 struct BundleFiles;
-
-// Rings bigger than this are not converted at dump time (it would dominate
-// the dump's time and memory); `gpumemrec export` converts any bundle.
-constexpr uint64_t kSnapshotMaxEvents = 200000;
 
 // Writes snapshot.pickle from `b` (events, allocations, stacks, metadata).
 // On failure the file is removed, left out of files.names, and *error says why.

@@ -56,7 +56,7 @@ void write_env(JsonWriter& w) {
     if (is_interesting_env(name)) env.emplace_back(name, redact_env_value(name, eq + 1));
   }
   std::sort(env.begin(), env.end());
-  w.Key("env");
+  w.Key(key::kEnv);
   w.StartObject();
   for (auto& kv : env) {
     w.Key(kv.first.c_str());
@@ -72,21 +72,21 @@ int collect_modules(struct dl_phdr_info* info, size_t, void* data) {
 }
 
 void write_devices_and_modules(JsonWriter& w, const DeviceReport& d) {
-  w.Key("driver_version"); d.driver_version ? w.Int(d.driver_version) : w.Null();
-  w.Key("runtime_version"); d.runtime_version ? w.Int(d.runtime_version) : w.Null();
-  w.Key("devices");
+  w.Key(key::kDriverVersion); d.driver_version ? w.Int(d.driver_version) : w.Null();
+  w.Key(key::kRuntimeVersion); d.runtime_version ? w.Int(d.runtime_version) : w.Null();
+  w.Key(key::kDevices);
   w.StartArray();
   for (const auto& dev : d.devices) {
     w.StartObject();
-    w.Key("device_id"); w.Int(dev.device_id);
-    w.Key("name"); w.String(dev.name);
-    w.Key("total_bytes"); w.Uint64(dev.total_bytes);
+    w.Key(key::kDeviceId); w.Int(dev.device_id);
+    w.Key(key::kName); w.String(dev.name);
+    w.Key(key::kTotalBytes); w.Uint64(dev.total_bytes);
     w.EndObject();
   }
   w.EndArray();
   std::vector<std::string> modules;
   dl_iterate_phdr(collect_modules, &modules);
-  w.Key("modules");
+  w.Key(key::kModules);
   w.StartArray();
   for (auto& m : modules) w.String(m);
   w.EndArray();
@@ -98,54 +98,54 @@ void write_system(JsonWriter& w, const BundleInput& in) {
   struct utsname u;
   const bool have_uname = uname(&u) == 0;
   const DeviceReport& d = in.devices;
-  w.Key("system");
+  w.Key(key::kSystem);
   w.StartObject();
-  w.Key("platform"); w.String(have_uname ? u.sysname : "Linux");
-  w.Key("architecture"); have_uname ? w.String(u.machine) : w.Null();
-  w.Key("kernel_release"); have_uname ? w.String(u.release) : w.Null();
-  w.Key("detected_backend"); w.String(backend_name(in.backend));
-  w.Key("driver_version"); d.driver_version ? w.Int(d.driver_version) : w.Null();
-  w.Key("runtime_version"); d.runtime_version ? w.Int(d.runtime_version) : w.Null();
-  w.Key("gpu_count"); w.Uint64(d.devices.size());
-  w.Key("gpu_name"); d.devices.empty() ? w.Null() : w.String(d.devices.front().name);
-  w.Key("cpu_count"); w.Int64(sysconf(_SC_NPROCESSORS_ONLN));
-  w.Key("memory_total"); w.Uint64(uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGESIZE)));
+  w.Key(key::kPlatform); w.String(have_uname ? u.sysname : "Linux");
+  w.Key(key::kArchitecture); have_uname ? w.String(u.machine) : w.Null();
+  w.Key(key::kKernelRelease); have_uname ? w.String(u.release) : w.Null();
+  w.Key(key::kDetectedBackend); w.String(backend_name(in.backend));
+  w.Key(key::kDriverVersion); d.driver_version ? w.Int(d.driver_version) : w.Null();
+  w.Key(key::kRuntimeVersion); d.runtime_version ? w.Int(d.runtime_version) : w.Null();
+  w.Key(key::kGpuCount); w.Uint64(d.devices.size());
+  w.Key(key::kGpuName); d.devices.empty() ? w.Null() : w.String(d.devices.front().name);
+  w.Key(key::kCpuCount); w.Int64(sysconf(_SC_NPROCESSORS_ONLN));
+  w.Key(key::kMemoryTotal); w.Uint64(uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGESIZE)));
   w.EndObject();
 }
 
 void write_config(JsonWriter& w, const Config& c, const char* symbolizer) {
-  w.Key("config");
+  w.Key(key::kConfig);
   w.StartObject();
-  w.Key("dir"); w.String(c.dir);
-  w.Key("ring_events"); w.Uint64(c.ring_events);
-  w.Key("stack_depth"); w.Int(c.stack_depth);
-  w.Key("episode_ms"); w.Uint64(c.episode_ms);
-  w.Key("max_dumps"); w.Uint64(c.max_dumps);
-  w.Key("max_total_mb"); w.Uint64(c.max_total_mb);
-  w.Key("python_stacks"); w.Bool(c.python_stacks);
-  w.Key("symbolizer"); w.String(symbolizer);
+  w.Key(key::kDir); w.String(c.dir);
+  w.Key(key::kRingEvents); w.Uint64(c.ring_events);
+  w.Key(key::kStackDepth); w.Int(c.stack_depth);
+  w.Key(key::kEpisodeMs); w.Uint64(c.episode_ms);
+  w.Key(key::kMaxDumps); w.Uint64(c.max_dumps);
+  w.Key(key::kMaxTotalMb); w.Uint64(c.max_total_mb);
+  w.Key(key::kPythonStacks); w.Bool(c.python_stacks);
+  w.Key(key::kSymbolizer); w.String(symbolizer);
   w.EndObject();
 }
 
 }  // namespace
 
 bool write_environment_json(BundleFiles& files, const BundleContent& c, std::string* error) {
-  OutFile file(files, "environment.json");
+  OutFile file(files, file::kEnvironment);
   if (file.ok()) {
     JsonWriter w(file.out());
     w.StartObject();
-    w.Key("pid"); w.Int(getpid());
-    w.Key("ppid"); w.Int(getppid());
+    w.Key(key::kPid); w.Int(getpid());
+    w.Key(key::kPpid); w.Int(getppid());
     char cwd[PATH_MAX] = {};
-    w.Key("cwd"); w.String(getcwd(cwd, sizeof cwd) ? cwd : "");
-    w.Key("cmdline");
+    w.Key(key::kCwd); w.String(getcwd(cwd, sizeof cwd) ? cwd : "");
+    w.Key(key::kCmdline);
     w.StartArray();
     for (const std::string& a : redact_cmdline(read_cmdline())) w.String(a);
     w.EndArray();
     char host[256] = {};
     gethostname(host, sizeof host - 1);
-    w.Key("hostname"); w.String(host);
-    w.Key("uid"); w.Uint(getuid());
+    w.Key(key::kHostname); w.String(host);
+    w.Key(key::kUid); w.Uint(getuid());
     write_devices_and_modules(w, c.in.devices);
     write_system(w, c.in);
     write_env(w);

@@ -1,4 +1,5 @@
-// events.json and allocations.json: straight from the snapshot.
+// events.json, streamed from the frozen events, and allocations.json, from
+// the model.
 #include "shim/base/hook_table.h"
 #include "shim/dump/write/bundle_files.h"
 #include "shim/dump/write/event_json.h"
@@ -29,14 +30,14 @@ void make_event_json_context(const BundleInput& in, EventJsonContext* ctx) {
 }  // namespace
 
 bool write_events_json(BundleFiles& files, const BundleContent& c, std::string* error) {
-  OutFile file(files, "events.json");
+  OutFile file(files, file::kEvents);
   if (file.ok()) {
     EventJsonContext ctx;
     make_event_json_context(c.in, &ctx);
     FdOut& out = file.out();
     out.write("[");
     bool first = true;
-    for (const Event& e : c.snap.events) {
+    for (const Event& e : c.events) {
       write_event_json(out, e, first, ctx);
       first = false;
     }
@@ -47,28 +48,28 @@ bool write_events_json(BundleFiles& files, const BundleContent& c, std::string* 
 
 namespace {
 
-void write_live(JsonWriter& w, const LiveEntry& a) {
+void write_live(JsonWriter& w, const model::Allocation& a) {
   w.StartObject();
-  w.Key("address"); w.Uint64(a.key);
-  w.Key("size"); w.Uint64(a.size);
-  w.Key("device_id"); w.Int(a.device);
-  w.Key("api"); w.String(hook_name(a.api));
-  w.Key("memory_type"); w.String(memory_type_name(MemoryType(a.memory_type)));
-  w.Key("timestamp"); w.Double(seconds(a.time_ns));
-  w.Key("thread_id"); w.Uint(a.tid);
-  w.Key("stack_id"); w.Uint(a.stack_id);
-  w.Key("seq"); w.Uint64(a.seq);
+  w.Key(key::kAddress); w.Uint64(a.address);
+  w.Key(key::kSize); w.Uint64(a.size);
+  w.Key(key::kDeviceId); w.Int(a.device_id);
+  w.Key(key::kApi); w.String(a.api);
+  w.Key(key::kMemoryType); w.String(a.memory_type);
+  w.Key(key::kTimestamp); w.Double(a.timestamp);
+  w.Key(key::kThreadId); w.Uint(a.thread_id);
+  w.Key(key::kStackId); w.Uint64(a.stack_id);
+  w.Key(key::kSeq); w.Uint64(a.seq);
   w.EndObject();
 }
 
 }  // namespace
 
 bool write_allocations_json(BundleFiles& files, const BundleContent& c, std::string* error) {
-  OutFile file(files, "allocations.json");
+  OutFile file(files, file::kAllocations);
   if (file.ok()) {
     JsonWriter w(file.out());
     w.StartArray();
-    for (const LiveEntry& a : c.snap.live) write_live(w, a);
+    for (const model::Allocation& a : c.model.allocations) write_live(w, a);
     w.EndArray();
   }
   return file.finish(error);

@@ -9,8 +9,6 @@ namespace gpumemrec {
 
 namespace {
 
-const char* const kGenerator = "gpumemrec 0.1.0";
-
 std::string iso_utc(uint64_t ns) {
   time_t t = time_t(ns / 1000000000ull);
   struct tm tm;
@@ -24,26 +22,26 @@ std::string iso_utc(uint64_t ns) {
 
 bool write_manifest_json(BundleFiles& files, const BundleContent& c, std::string* error) {
   std::vector<std::string> listed = files.names;
-  listed.push_back("manifest.json");
-  OutFile file(files, "manifest.json");
+  listed.push_back(file::kManifest);
+  OutFile file(files, file::kManifest);
   if (file.ok()) {
     JsonWriter w(file.out());
     w.StartObject();
-    w.Key("schema_version"); w.Int(1);
-    w.Key("bundle_name"); w.String(c.in.bundle_name);
-    w.Key("created_at_utc"); w.String(iso_utc(c.in.created_ns));
-    w.Key("reason"); w.String(dump_reason_name(c.in.reason));
-    w.Key("backend"); w.String(backend_name(c.in.backend));
+    w.Key(key::kSchemaVersion); w.Int64(kBundleSchemaVersion);
+    w.Key(key::kBundleName); w.String(c.in.bundle_name);
+    w.Key(key::kCreatedAtUtc); w.String(iso_utc(c.in.created_ns));
+    w.Key(key::kReason); w.String(dump_reason_name(c.in.reason));
+    w.Key(key::kBackend); w.String(backend_name(c.in.backend));
     if (has_verdict(c.in)) {
-      w.Key("outcome"); w.String(outcome_name(c.in.verdict.outcome));
+      w.Key(key::kOutcome); w.String(c.model.manifest.outcome);
     }
-    w.Key("event_count"); w.Uint64(c.snap.event_count);
-    w.Key("files");
+    w.Key(key::kEventCount); w.Uint64(c.model.manifest.event_count);
+    w.Key(key::kFiles);
     w.StartArray();
     for (auto& name : listed) w.String(name);
     w.EndArray();
-    w.Key("generator"); w.String(kGenerator);
-    w.Key("pid"); w.Int(getpid());
+    w.Key(key::kGenerator); w.String(kBundleGenerator);
+    w.Key(key::kPid); w.Int(getpid());
     w.EndObject();
   }
   return file.finish(error);

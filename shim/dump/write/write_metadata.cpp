@@ -57,46 +57,46 @@ void int_or_string(JsonWriter& w, const char* key, const char* v) {
 }
 
 void write_custom_metadata(JsonWriter& w) {
-  w.Key("custom_metadata");
+  w.Key(key::kCustomMetadata);
   w.StartObject();
-  int_or_string(w, "rank", first_env({"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"}));
-  int_or_string(w, "local_rank", first_env({"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID"}));
-  int_or_string(w, "world_size", first_env({"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"}));
+  int_or_string(w, key::kRank, first_env({"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"}));
+  int_or_string(w, key::kLocalRank, first_env({"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID"}));
+  int_or_string(w, key::kWorldSize, first_env({"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"}));
   if (const char* v = first_env({"SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID"})) {
-    w.Key("job_id");
+    w.Key(key::kJobId);
     w.String(v);
   }
   char host[256] = {};
   if (gethostname(host, sizeof host - 1) == 0) {
-    w.Key("hostname");
+    w.Key(key::kHostname);
     w.String(host);
   }
   w.EndObject();
 }
 
 void write_gpu_processes(JsonWriter& w, const GpuProcessReport& g) {
-  w.Key("gpu_processes");
+  w.Key(key::kGpuProcesses);
   if (g.available) {
     w.StartArray();
     for (const auto& p : g.processes) {
       w.StartObject();
-      w.Key("pid"); w.Uint(p.pid);
-      w.Key("name"); w.String(p.name);
-      w.Key("used_bytes"); p.has_used ? w.Uint64(p.used_bytes) : w.Null();
-      w.Key("this_process"); w.Bool(p.is_self);
+      w.Key(key::kPid); w.Uint(p.pid);
+      w.Key(key::kName); w.String(p.name);
+      w.Key(key::kUsedBytes); p.has_used ? w.Uint64(p.used_bytes) : w.Null();
+      w.Key(key::kThisProcess); w.Bool(p.is_self);
       w.EndObject();
     }
     w.EndArray();
   } else {
     w.Null();
   }
-  w.Key("gpu_processes_note"); w.String(g.available ? "from NVML" : g.error);
+  w.Key(key::kGpuProcessesNote); w.String(g.available ? "from NVML" : g.error);
 }
 
 // Where each device's memory went (common/card_accounting.h): one object
 // per device, common/card_accounting_json.h.
 void write_device_accounting(JsonWriter& w, const model::Metadata& m) {
-  w.Key("device_accounting");
+  w.Key(key::kDeviceAccounting);
   w.StartArray();
   for (const model::DeviceAccounting& a : m.device_accounting) model::write_device_accounting_json(w, a);
   w.EndArray();
@@ -105,48 +105,48 @@ void write_device_accounting(JsonWriter& w, const model::Metadata& m) {
 // Stormlog/gpumemprof's exception keys; null for signal and exit dumps.
 void write_exception(JsonWriter& w, const BundleInput& in, const model::Metadata& m) {
   const bool f = in.failure != nullptr;
-  w.Key("exception_type"); f ? w.String(m.error_name) : w.Null();
-  w.Key("exception_module"); f ? w.String(failure_module(in)) : w.Null();
-  w.Key("exception_message"); f ? w.String(m.context) : w.Null();
+  w.Key(key::kExceptionType); f ? w.String(m.error_name) : w.Null();
+  w.Key(key::kExceptionModule); f ? w.String(failure_module(in)) : w.Null();
+  w.Key(key::kExceptionMessage); f ? w.String(m.context) : w.Null();
 }
 
-void write_recovery(JsonWriter& w, const Recovery& r) {
+void write_recovery(JsonWriter& w, const model::Recovery& r) {
   w.StartObject();
-  w.Key("after_ms"); w.Double(double(r.after_ns) / 1e6);
-  w.Key("freed_bytes"); w.Uint64(r.freed_bytes);
-  w.Key("retry_size"); w.Uint64(r.retry_size);
-  w.Key("retry_api"); w.String(hook_name(r.retry_api));
-  w.Key("thread_id"); w.Uint(r.tid);
+  w.Key(key::kAfterMs); w.Double(r.after_ms);
+  w.Key(key::kFreedBytes); w.Uint64(r.freed_bytes);
+  w.Key(key::kRetrySize); w.Uint64(r.retry_size);
+  w.Key(key::kRetryApi); w.String(r.retry_api);
+  w.Key(key::kThreadId); w.Uint(r.thread_id);
   w.EndObject();
 }
 
 // The verdict (out-of-memory bundles only) and the recovered episodes that
-// got no bundle (every bundle).
-void write_outcome(JsonWriter& w, const BundleInput& in) {
+// got no bundle (every bundle), from the model (dump_model.h,
+// set_model_verdict); the framework's view first (write_framework.h).
+void write_outcome(JsonWriter& w, const BundleInput& in, const model::Metadata& m) {
   write_framework_metadata(w, in);
   if (has_verdict(in)) {
-    const Verdict& v = in.verdict;
-    w.Key("outcome"); w.String(outcome_name(v.outcome));
-    w.Key("outcome_detail"); w.String(outcome_detail(v, in.episode_ms));
-    w.Key("recovery");
-    if (v.outcome == Outcome::kRecovered) write_recovery(w, v.recovery);
+    w.Key(key::kOutcome); w.String(m.outcome);
+    w.Key(key::kOutcomeDetail); w.String(m.outcome_detail);
+    w.Key(key::kRecovery);
+    if (m.recovery) write_recovery(w, *m.recovery);
     else w.Null();
   }
-  w.Key("recovered_failures");
+  w.Key(key::kRecoveredFailures);
   w.StartObject();
-  w.Key("count"); w.Uint64(in.recovered.count);
-  w.Key("listed");
+  w.Key(key::kCount); w.Uint64(m.recovered_count);
+  w.Key(key::kListed);
   w.StartArray();
-  for (const RecoveredFailure& r : in.recovered.listed) {
+  for (const model::RecoveredFailure& r : m.recovered_listed) {
     w.StartObject();
-    w.Key("timestamp"); w.Double(seconds(r.time_ns));
-    w.Key("device_id"); w.Int(r.device);
-    w.Key("size"); w.Uint64(r.size);
-    w.Key("api"); w.String(hook_name(r.api));
-    w.Key("thread_id"); w.Uint(r.tid);
-    w.Key("stack_id"); w.Uint(r.stack_id);
-    w.Key("after_ms"); w.Double(double(r.after_ns) / 1e6);
-    w.Key("freed_bytes"); w.Uint64(r.freed_bytes);
+    w.Key(key::kTimestamp); w.Double(r.timestamp);
+    w.Key(key::kDeviceId); w.Int(r.device_id);
+    w.Key(key::kSize); w.Uint64(r.size);
+    w.Key(key::kApi); w.String(r.api);
+    w.Key(key::kThreadId); w.Uint(r.thread_id);
+    w.Key(key::kStackId); w.Uint64(r.stack_id);
+    w.Key(key::kAfterMs); w.Double(r.after_ms);
+    w.Key(key::kFreedBytes); w.Uint64(r.freed_bytes);
     w.EndObject();
   }
   w.EndArray();
@@ -156,43 +156,43 @@ void write_outcome(JsonWriter& w, const BundleInput& in) {
 }  // namespace
 
 bool write_metadata_json(BundleFiles& files, const BundleContent& c, std::string* error) {
-  OutFile file(files, "metadata.json");
+  OutFile file(files, file::kMetadata);
   if (file.ok()) {
     const model::Metadata& m = c.model.metadata;
     const bool f = c.in.failure != nullptr;
     JsonWriter w(file.out());
     w.StartObject();
-    w.Key("reason"); w.String(m.reason);
-    w.Key("api"); f ? w.String(m.api) : w.Null();
-    w.Key("error_code"); f ? w.Int64(m.error_code) : w.Null();
-    w.Key("error_name"); f ? w.String(m.error_name) : w.Null();
-    w.Key("requested_bytes"); f ? w.Uint64(m.requested_bytes) : w.Null();
-    w.Key("device_id"); f ? w.Int(m.device_id) : w.Null();
-    w.Key("device_free_bytes"); m.device_free_bytes ? w.Uint64(*m.device_free_bytes) : w.Null();
-    w.Key("device_total_bytes"); m.device_total_bytes ? w.Uint64(*m.device_total_bytes) : w.Null();
-    w.Key("live_bytes"); w.Uint64(m.live_bytes);
-    w.Key("live_allocations"); w.Uint64(m.live_allocations);
-    w.Key("live_bytes_by_device");
+    w.Key(key::kReason); w.String(m.reason);
+    w.Key(key::kApi); f ? w.String(m.api) : w.Null();
+    w.Key(key::kErrorCode); f ? w.Int64(m.error_code) : w.Null();
+    w.Key(key::kErrorName); f ? w.String(m.error_name) : w.Null();
+    w.Key(key::kRequestedBytes); f ? w.Uint64(m.requested_bytes) : w.Null();
+    w.Key(key::kDeviceId); f ? w.Int(m.device_id) : w.Null();
+    w.Key(key::kDeviceFreeBytes); m.device_free_bytes ? w.Uint64(*m.device_free_bytes) : w.Null();
+    w.Key(key::kDeviceTotalBytes); m.device_total_bytes ? w.Uint64(*m.device_total_bytes) : w.Null();
+    w.Key(key::kLiveBytes); w.Uint64(m.live_bytes);
+    w.Key(key::kLiveAllocations); w.Uint64(m.live_allocations);
+    w.Key(key::kLiveBytesByDevice);
     w.StartObject();
     for (auto& kv : m.live_bytes_by_device) {
       w.Key(std::to_string(kv.first).c_str());
       w.Uint64(kv.second);
     }
     w.EndObject();
-    w.Key("thread_id"); f ? w.Uint(m.thread_id) : w.Uint(current_tid());
-    w.Key("stack_id"); w.Uint64(m.stack_id);
-    w.Key("context"); w.String(m.context);
+    w.Key(key::kThreadId); f ? w.Uint(m.thread_id) : w.Uint(current_tid());
+    w.Key(key::kStackId); w.Uint64(m.stack_id);
+    w.Key(key::kContext); w.String(m.context);
     write_exception(w, c.in, m);
-    w.Key("backend"); w.String(m.backend);
-    w.Key("pid"); w.Int(getpid());
-    w.Key("captured_event_count"); w.Uint64(m.captured_event_count);
-    w.Key("total_event_count"); w.Uint64(m.total_event_count);
-    w.Key("failed_calls_before_dump"); w.Uint64(m.failed_calls_before_dump);
+    w.Key(key::kBackend); w.String(m.backend);
+    w.Key(key::kPid); w.Int(getpid());
+    w.Key(key::kCapturedEventCount); w.Uint64(m.captured_event_count);
+    w.Key(key::kTotalEventCount); w.Uint64(m.total_event_count);
+    w.Key(key::kFailedCallsBeforeDump); w.Uint64(m.failed_calls_before_dump);
     if (m.frozen_after_failure_ms > 0) {
-      w.Key("frozen_after_failure_ms"); w.Double(m.frozen_after_failure_ms);
+      w.Key(key::kFrozenAfterFailureMs); w.Double(m.frozen_after_failure_ms);
     }
-    write_outcome(w, c.in);
-    w.Key("timestamp"); w.Double(m.timestamp);
+    write_outcome(w, c.in, m);
+    w.Key(key::kTimestamp); w.Double(m.timestamp);
     write_gpu_processes(w, c.in.gpu_processes);
     write_device_accounting(w, m);
     write_custom_metadata(w);

@@ -7,27 +7,27 @@ namespace {
 
 void write_frame(JsonWriter& w, const model::Frame& fr) {
   w.StartObject();
-  w.Key("kind"); w.String(fr.kind == model::FrameKind::kPython ? "python" : "native");
-  w.Key("module"); w.String(fr.module);
-  w.Key("offset"); w.Uint64(fr.offset);
-  w.Key("function"); w.String(fr.function);
-  w.Key("file"); w.String(fr.file);
-  w.Key("line"); w.Int64(fr.line);
+  w.Key(key::kKind); w.String(frame_kind_name(fr.kind));
+  w.Key(key::kModule); w.String(fr.module);
+  w.Key(key::kOffset); w.Uint64(fr.offset);
+  w.Key(key::kFunction); w.String(fr.function);
+  w.Key(key::kFile); w.String(fr.file);
+  w.Key(key::kLine); w.Int64(fr.line);
   w.EndObject();
 }
 
 }  // namespace
 
 bool write_stacks_json(BundleFiles& files, const BundleContent& c, std::string* error) {
-  OutFile file(files, "stacks.json");
+  OutFile file(files, file::kStacks);
   if (file.ok()) {
     JsonWriter w(file.out());
     w.StartArray();
     for (const model::Stack& s : c.model.stacks) {
       w.StartObject();
-      w.Key("stack_id"); w.Uint64(s.stack_id);
-      w.Key("python"); w.String(s.python);
-      w.Key("frames");
+      w.Key(key::kStackId); w.Uint64(s.stack_id);
+      w.Key(key::kPython); w.String(s.python);
+      w.Key(key::kFrames);
       w.StartArray();
       for (const model::Frame& fr : s.frames) write_frame(w, fr);
       w.EndArray();

@@ -98,11 +98,12 @@ void write_what_failed(FdOut& o, const BundleContent& c) {
 }
 
 void write_outcome(FdOut& o, const BundleContent& c) {
+  const model::Metadata& m = c.model.metadata;
   if (has_verdict(c.in)) {
     o.write("Outcome:      ");
-    o.write(outcome_name(c.in.verdict.outcome));
+    o.write(m.outcome.c_str());
     o.write(" - ");
-    o.write(outcome_detail(c.in.verdict, c.in.episode_ms).c_str());
+    o.write(m.outcome_detail.c_str());
     o.write("\n");
   }
   if (c.in.frozen_after_failure_ns) {
@@ -113,32 +114,31 @@ void write_outcome(FdOut& o, const BundleContent& c) {
     o.write(line);
   }
   write_framework_summary(o, c.in);
-  const RecoveredList& rec = c.in.recovered;
-  if (rec.count == 0) return;
+  if (m.recovered_count == 0) return;
   char line[512];
   std::snprintf(line, sizeof line, "Recovered out-of-memory failures since the previous bundle: %llu\n",
-                (unsigned long long)rec.count);
+                (unsigned long long)m.recovered_count);
   o.write(line);
-  const size_t n = rec.listed.size(), from = n > kRecoveredLines ? n - kRecoveredLines : 0;
+  const size_t n = m.recovered_listed.size(), from = n > kRecoveredLines ? n - kRecoveredLines : 0;
   for (size_t i = from; i < n; ++i) {
-    const RecoveredFailure& r = rec.listed[i];
+    const model::RecoveredFailure& r = m.recovered_listed[i];
     std::snprintf(line, sizeof line, "    %s(%s) on device %d, thread %u: recovered after freeing %s (%.1f ms)\n",
-                  hook_name(r.api), format_bytes(r.size).c_str(), r.device, r.tid,
-                  format_bytes(r.freed_bytes).c_str(), double(r.after_ns) / 1e6);
+                  r.api.c_str(), format_bytes(r.size).c_str(), r.device_id, r.thread_id,
+                  format_bytes(r.freed_bytes).c_str(), r.after_ms);
     o.write(line);
   }
 }
 
 void write_totals(FdOut& o, const BundleContent& c) {
   char line[1024];
-  const DumpSnapshot& s = c.snap;
-  std::snprintf(line, sizeof line, "This process: %s live in %llu allocations", format_bytes(s.live_bytes).c_str(),
-                (unsigned long long)s.live_count);
+  const model::Metadata& m = c.model.metadata;
+  std::snprintf(line, sizeof line, "This process: %s live in %llu allocations", format_bytes(m.live_bytes).c_str(),
+                (unsigned long long)m.live_allocations);
   o.write(line);
-  if (s.live_by_device.size() > 1) {
+  if (m.live_bytes_by_device.size() > 1) {
     o.write(" (");
     bool first = true;
-    for (auto& kv : s.live_by_device) {
+    for (auto& kv : m.live_bytes_by_device) {
       std::snprintf(line, sizeof line, "%sdevice %d: %s", first ? "" : ", ", kv.first, format_bytes(kv.second).c_str());
       o.write(line);
       first = false;
@@ -147,7 +147,7 @@ void write_totals(FdOut& o, const BundleContent& c) {
   }
   o.write("\n");
   std::snprintf(line, sizeof line, "Events:       %llu in this bundle, %llu recorded since start\n",
-                (unsigned long long)s.event_count, (unsigned long long)(s.end_seq - 1));
+                (unsigned long long)m.captured_event_count, (unsigned long long)m.total_event_count);
   o.write(line);
   if (c.in.gpu_processes.available) {
     o.write("On the GPU:   ");
@@ -158,7 +158,7 @@ void write_totals(FdOut& o, const BundleContent& c) {
 
 void write_top_sites(FdOut& o, const BundleContent& c, const site::Rules& rules) {
   const std::vector<model::LiveSite> top = model::live_sites(c.model);
-  const uint64_t live = c.snap.live_bytes;
+  const uint64_t live = c.model.metadata.live_bytes;
   o.write("\nTop allocation sites by live bytes:\n");
   if (top.empty()) o.write("    (nothing live)\n");
   char line[256];
@@ -176,7 +176,7 @@ void write_top_sites(FdOut& o, const BundleContent& c, const site::Rules& rules)
 }  // namespace
 
 bool write_summary_txt(BundleFiles& files, const BundleContent& c, std::string* error) {
-  OutFile file(files, "summary.txt");
+  OutFile file(files, file::kSummary);
   if (file.ok()) {
     FdOut& o = file.out();
     o.write("gpumemrec dump ");

@@ -1,5 +1,5 @@
 # Threads that do not hold the GIL: a call through ctypes.CDLL (which
-# releases the GIL: the thread keeps its own Python frames, issue 10), and a
+# releases the GIL: the thread keeps its own Python frames), and a
 # native thread started by a test library, with no Python state at all, that
 # allocates until out of memory while this thread keeps the GIL (PyDLL):
 # marked native_thread.

@@ -1,4 +1,4 @@
-// The cache of symbol look-ups (issue 11, items 3 and 6): a failed look-up
+// The cache of symbol look-ups: a failed look-up
 // is not redone on every call, but is redone once something new is loaded;
 // a found address is dropped once the object it lies in is unloaded.
 #include <dlfcn.h>

@@ -106,9 +106,9 @@ TEST(BundleDir, ListReadsTheOutcomeFromTheManifest) {
 }
 
 // One bundle bigger than GPUMEMREC_MAX_TOTAL_MB on its own (a 1M-event ring
-// against 256 MiB, issue 12): no pruning can make it fit; the one just
+// against 256 MiB): no pruning can make it fit; the one just
 // written stays (the next dump removes it), every other bundle goes. Before
-// issue 12 it was removed at once in the newest burst (with a message about
+// the retention rule keeping the newest evidence it was removed at once in the newest burst (with a message about
 // MAX_DUMPS), and kept without bursts.
 TEST(BundleDir, PruneKeepsTheBundleJustWrittenThatAloneExceedsTheCap) {
   const uint64_t mb = 1 << 20;

@@ -1,5 +1,5 @@
 // The start-up warning when one bundle of the configured ring cannot fit
-// GPUMEMREC_MAX_TOTAL_MB (shim/dump/place/retention_check.h, issue 12).
+// GPUMEMREC_MAX_TOTAL_MB (shim/dump/place/retention_check.h).
 #include "shim/dump/place/retention_check.h"
 
 #include <gtest/gtest.h>

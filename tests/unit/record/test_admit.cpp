@@ -1,5 +1,5 @@
 // admit(): GPUMEMREC_LIMIT and GPUMEMREC_FAIL_AFTER, and the reservation it
-// makes against the limit (issue 9: check-then-act let concurrent
+// makes against the limit (check-then-act let concurrent
 // allocations overshoot the limit). Uses devices the other tests never
 // touch, on the process's recorder.
 #include <gtest/gtest.h>

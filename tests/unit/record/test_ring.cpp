@@ -98,7 +98,7 @@ TEST(Ring, ConcurrentWritersEveryReadIsWhole) {
 
 // A thread of the parent holds a slot busy (mid-publish) when another thread
 // forks: in the child that thread does not exist. The child's next writer on
-// that slot must not spin for ever (issue 9). alarm(): a hang fails the test
+// that slot must not spin for ever. alarm(): a hang fails the test
 // (the child dies of SIGALRM) instead of hanging it.
 TEST(Ring, SlotBusyAtForkIsUsableInTheChild) {
   RingFixture f(16);

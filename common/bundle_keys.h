@@ -1,0 +1,134 @@
+// Every JSON key of every bundle file (docs/bundle-format.md), spelled once.
+// The shim's writers (shim/dump/write/) and the tools' reader
+// (common/bundle_read_*.cpp) both name a key as key::kName; a key literal
+// anywhere else fails tests/lint/check_schema_keys.py, and a key missing from
+// docs/bundle-format.md fails it too.
+//
+// Adding a key: one line below (X(kIdentifier, "json_name"), in its file's
+// group; a name shared by several files is listed once, at its first file),
+// then write it (shim/dump/write/), read it (common/bundle_read_*.cpp) and
+// document it (docs/bundle-format.md).
+#pragma once
+
+#define GPUMEMREC_BUNDLE_KEYS(X)                                                   \
+  /* manifest.json */                                                             \
+  X(kSchemaVersion, "schema_version")                                             \
+  X(kBundleName, "bundle_name")                                                   \
+  X(kCreatedAtUtc, "created_at_utc")                                              \
+  X(kReason, "reason")                                                            \
+  X(kBackend, "backend")                                                          \
+  X(kOutcome, "outcome")                                                          \
+  X(kEventCount, "event_count")                                                   \
+  X(kFiles, "files")                                                              \
+  X(kGenerator, "generator")                                                      \
+  X(kPid, "pid")                                                                  \
+  /* events.json */                                                               \
+  X(kSeq, "seq")                                                                  \
+  X(kTimestamp, "timestamp")                                                      \
+  X(kEventType, "event_type")                                                     \
+  X(kMemoryAllocated, "memory_allocated")                                         \
+  X(kMemoryReserved, "memory_reserved")                                           \
+  X(kMemoryChange, "memory_change")                                               \
+  X(kDeviceId, "device_id")                                                       \
+  X(kContext, "context")                                                          \
+  X(kApi, "api")                                                                  \
+  X(kMemoryType, "memory_type")                                                   \
+  X(kAddress, "address")                                                          \
+  X(kSize, "size")                                                                \
+  X(kResult, "result")                                                            \
+  X(kThreadId, "thread_id")                                                       \
+  X(kStackId, "stack_id")                                                         \
+  X(kDurationNs, "duration_ns")                                                   \
+  X(kStream, "stream")                                                            \
+  X(kTimestampNs, "timestamp_ns")                                                 \
+  X(kDeviceTotal, "device_total")                                                 \
+  X(kDeviceFree, "device_free")                                                   \
+  X(kRank, "rank")                                                                \
+  X(kLocalRank, "local_rank")                                                     \
+  X(kWorldSize, "world_size")                                                     \
+  X(kJobId, "job_id")                                                             \
+  /* metadata.json */                                                             \
+  X(kErrorCode, "error_code")                                                     \
+  X(kErrorName, "error_name")                                                     \
+  X(kRequestedBytes, "requested_bytes")                                           \
+  X(kDeviceFreeBytes, "device_free_bytes")                                        \
+  X(kDeviceTotalBytes, "device_total_bytes")                                      \
+  X(kLiveBytes, "live_bytes")                                                     \
+  X(kLiveAllocations, "live_allocations")                                         \
+  X(kLiveBytesByDevice, "live_bytes_by_device")                                   \
+  X(kExceptionType, "exception_type")                                             \
+  X(kExceptionModule, "exception_module")                                         \
+  X(kExceptionMessage, "exception_message")                                       \
+  X(kCapturedEventCount, "captured_event_count")                                  \
+  X(kTotalEventCount, "total_event_count")                                        \
+  X(kFailedCallsBeforeDump, "failed_calls_before_dump")                           \
+  X(kFrozenAfterFailureMs, "frozen_after_failure_ms")                             \
+  X(kOutcomeDetail, "outcome_detail")                                             \
+  X(kRecovery, "recovery")                                                        \
+  X(kAfterMs, "after_ms")                                                         \
+  X(kFreedBytes, "freed_bytes")                                                   \
+  X(kRetrySize, "retry_size")                                                     \
+  X(kRetryApi, "retry_api")                                                       \
+  X(kRecoveredFailures, "recovered_failures")                                     \
+  X(kCount, "count")                                                              \
+  X(kListed, "listed")                                                            \
+  X(kGpuProcesses, "gpu_processes")                                               \
+  X(kName, "name")                                                                \
+  X(kUsedBytes, "used_bytes")                                                     \
+  X(kThisProcess, "this_process")                                                 \
+  X(kGpuProcessesNote, "gpu_processes_note")                                      \
+  X(kCustomMetadata, "custom_metadata")                                           \
+  X(kHostname, "hostname")                                                        \
+  /* stacks.json */                                                               \
+  X(kPython, "python")                                                            \
+  X(kFrames, "frames")                                                            \
+  X(kKind, "kind")                                                                \
+  X(kModule, "module")                                                            \
+  X(kOffset, "offset")                                                            \
+  X(kFunction, "function")                                                        \
+  X(kFile, "file")                                                                \
+  X(kLine, "line")                                                                \
+  /* environment.json */                                                          \
+  X(kCwd, "cwd")                                                                  \
+  X(kPpid, "ppid")                                                                \
+  X(kCmdline, "cmdline")                                                          \
+  X(kUid, "uid")                                                                  \
+  X(kDriverVersion, "driver_version")                                             \
+  X(kRuntimeVersion, "runtime_version")                                           \
+  X(kDevices, "devices")                                                          \
+  X(kTotalBytes, "total_bytes")                                                   \
+  X(kModules, "modules")                                                          \
+  X(kSystem, "system")                                                            \
+  X(kPlatform, "platform")                                                        \
+  X(kArchitecture, "architecture")                                                \
+  X(kKernelRelease, "kernel_release")                                             \
+  X(kDetectedBackend, "detected_backend")                                         \
+  X(kGpuCount, "gpu_count")                                                       \
+  X(kGpuName, "gpu_name")                                                         \
+  X(kCpuCount, "cpu_count")                                                       \
+  X(kMemoryTotal, "memory_total")                                                 \
+  X(kEnv, "env")                                                                  \
+  X(kConfig, "config")                                                            \
+  X(kDir, "dir")                                                                  \
+  X(kRingEvents, "ring_events")                                                   \
+  X(kStackDepth, "stack_depth")                                                   \
+  X(kEpisodeMs, "episode_ms")                                                     \
+  X(kMaxDumps, "max_dumps")                                                       \
+  X(kMaxTotalMb, "max_total_mb")                                                  \
+  X(kPythonStacks, "python_stacks")                                               \
+  X(kSymbolizer, "symbolizer")
+
+namespace gpumemrec::key {
+
+#define GPUMEMREC_KEY_CONSTANT(id, name) inline constexpr char id[] = name;
+GPUMEMREC_BUNDLE_KEYS(GPUMEMREC_KEY_CONSTANT)
+#undef GPUMEMREC_KEY_CONSTANT
+
+// Every key, for tests and tables.
+inline constexpr const char* kAll[] = {
+#define GPUMEMREC_KEY_NAME(id, name) name,
+    GPUMEMREC_BUNDLE_KEYS(GPUMEMREC_KEY_NAME)
+#undef GPUMEMREC_KEY_NAME
+};
+
+}  // namespace gpumemrec::key

@@ -1,0 +1,87 @@
+// The bundle's vocabulary (docs/bundle-format.md is the contract), shared by
+// the shim, which writes bundles, and the tools, which read them: the schema
+// version, the file names, the enums with their names in the files, the
+// bundle-size figures; the keys are in common/bundle_keys.h. Nothing here
+// allocates (the shim uses it on the dump path).
+#pragma once
+#include <cstdint>
+#include <string_view>
+
+#include "common/bundle_keys.h"
+
+namespace gpumemrec {
+
+// manifest.json "schema_version": what the shim writes and the only one the
+// tools read.
+constexpr int64_t kBundleSchemaVersion = 1;
+// manifest.json "generator".
+inline constexpr char kBundleGenerator[] = "gpumemrec 0.1.0";
+
+// The files of a bundle.
+namespace file {
+inline constexpr char kManifest[] = "manifest.json";
+inline constexpr char kMetadata[] = "metadata.json";
+inline constexpr char kEvents[] = "events.json";
+inline constexpr char kAllocations[] = "allocations.json";
+inline constexpr char kStacks[] = "stacks.json";
+inline constexpr char kEnvironment[] = "environment.json";
+inline constexpr char kSummary[] = "summary.txt";
+inline constexpr char kSnapshot[] = "snapshot.pickle";
+}  // namespace file
+
+// events.json "event_type". The ring packs it into 4 bits (common/event.h):
+// the values are those of the ring; kOther is a name a reader did not know.
+enum class EventKind : uint8_t {
+  kAlloc = 0,        // "allocation": allocation succeeded
+  kFree = 1,         // "deallocation": free succeeded
+  kOom = 2,          // "oom": allocation failed with the out-of-memory code
+  kAllocFailed = 3,  // "allocation_failed": allocation failed with another code
+  kFreeFailed = 4,   // "deallocation_failed": free returned an error
+  kMap = 5,          // "map": cuMemMap / hipMemMap
+  kUnmap = 6,        // "unmap": cuMemUnmap / hipMemUnmap
+  kOther = 15,       // "other"
+};
+
+// events.json / allocations.json "memory_type"; 4 bits in the ring.
+enum class MemoryType : uint8_t {
+  kDevice = 0,    // "device"
+  kManaged = 1,   // "managed"
+  kPhysical = 2,  // "physical": VMM handle (cuMemCreate / hipMemCreate), counted by handle
+  kMapping = 3,   // "mapping": a cuMemMap range; never counted (the handle is)
+  kOther = 15,    // "other"
+};
+
+// "backend" (manifest, metadata, events) and the bundle name's backend field.
+enum class Backend : uint8_t { kCuda = 0, kHip = 1 };
+
+// stacks.json frame "kind".
+enum class FrameKind : uint8_t { kPython, kNative, kOther };
+
+const char* event_type_name(EventKind k);    // "allocation", "deallocation", "oom", ..., "other"
+EventKind event_kind_from_name(std::string_view name);
+const char* memory_type_name(MemoryType t);  // "device", "managed", "physical", "mapping", "other"
+MemoryType memory_type_from_name(std::string_view name);
+const char* backend_name(Backend b);         // "cuda", "rocm"
+const char* frame_kind_name(FrameKind k);    // "python", "native", "other"
+FrameKind frame_kind_from_name(std::string_view name);
+
+// What a bundle takes on disk, measured with bench/oom_bench.py
+// (docs/performance.md, "Out-of-memory path"; 100,000 live allocations from
+// 10,000 call sites, cudaMalloc/cudaFree events, rank 0 of 1):
+//  - events.json per event (385 measured; a rank and job id add ~50);
+//  - snapshot.pickle, written when the ring holds at most kSnapshotMaxEvents
+//    events: per event (120-140 measured) plus what it holds for the live
+//    allocations and their frames (21 MB);
+//  - allocations.json and stacks.json (17 + 31 MB) and the small files.
+// The last two grow with the live allocations and call sites, which are not
+// known at start-up: an allowance. Used by the start-up retention check
+// (shim/dump/place/retention_check.h).
+// Rings bigger than this get no snapshot.pickle at dump time (it would
+// dominate the dump's time and memory); `gpumemrec export` converts any bundle.
+constexpr uint64_t kSnapshotMaxEvents = 200000;
+constexpr uint64_t kEventJsonBytesPerEvent = 390;
+constexpr uint64_t kPickleBytesPerEvent = 140;
+constexpr uint64_t kPickleFixedBytes = uint64_t(24) << 20;
+constexpr uint64_t kOtherFilesBytes = uint64_t(48) << 20;
+
+}  // namespace gpumemrec
