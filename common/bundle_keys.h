@@ -79,6 +79,29 @@
   X(kGpuProcessesNote, "gpu_processes_note")                                      \
   X(kCustomMetadata, "custom_metadata")                                           \
   X(kHostname, "hostname")                                                        \
+  X(kDeviceAccounting, "device_accounting")                                       \
+  X(kDevice, "device")                                                            \
+  X(kFreeBytes, "free_bytes")                                                     \
+  X(kRecordedLiveBytes, "recorded_live_bytes")                                    \
+  X(kRecordedByLibrary, "recorded_by_library")                                    \
+  X(kProcessUnrecordedBytes, "process_unrecorded_bytes")                          \
+  X(kOtherProcesses, "other_processes")                                           \
+  X(kUnaccountedBytes, "unaccounted_bytes")                                       \
+  X(kNote, "note")                                                                \
+  /* metadata.json framework, and framework.json (the Python hook's digest) */ \
+  X(kFramework, "framework")                                                      \
+  X(kRequestBytes, "request_bytes")                                               \
+  X(kReservedBytes, "reserved_bytes")                                             \
+  X(kAllocatedBytes, "allocated_bytes")                                           \
+  X(kLargestFreeBlock, "largest_free_block")                                      \
+  X(kSegmentCount, "segment_count")                                               \
+  X(kMostlyFreeSegmentCount, "mostly_free_segment_count")                         \
+  X(kMostlyFreeBytes, "mostly_free_bytes")                                        \
+  X(kMostlyFreeSegments, "mostly_free_segments")                                  \
+  X(kTotalSize, "total_size")                                                     \
+  X(kAllocatedSize, "allocated_size")                                             \
+  X(kError, "error")                                                              \
+  X(kStateFile, "state_file")                                                     \
   /* stacks.json */                                                               \
   X(kPython, "python")                                                            \
   X(kFrames, "frames")                                                            \
@@ -88,6 +111,8 @@
   X(kFunction, "function")                                                        \
   X(kFile, "file")                                                                \
   X(kLine, "line")                                                                \
+  X(kSiteFrame, "site_frame")                                                     \
+  X(kLibrary, "library")                                                          \
   /* environment.json */                                                          \
   X(kCwd, "cwd")                                                                  \
   X(kPpid, "ppid")                                                                \

@@ -27,6 +27,10 @@ inline constexpr char kStacks[] = "stacks.json";
 inline constexpr char kEnvironment[] = "environment.json";
 inline constexpr char kSummary[] = "summary.txt";
 inline constexpr char kSnapshot[] = "snapshot.pickle";
+// The framework's own view, from the Python start-up hook (docs/python-hook.md).
+inline constexpr char kFramework[] = "framework.json";
+inline constexpr char kFrameworkState[] = "framework_state.pickle";
+inline constexpr char kFrameworkMemoryProfile[] = "framework_memory_profile.pb.gz";
 }  // namespace file
 
 // events.json "event_type". The ring packs it into 4 bits (common/event.h):

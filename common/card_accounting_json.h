@@ -8,6 +8,7 @@
 #include <optional>
 #include <type_traits>
 
+#include "common/bundle_keys.h"
 #include "common/bundle_model.h"
 
 namespace gpumemrec::model {
@@ -22,7 +23,7 @@ void write_optional_int(W& w, const char* key, const std::optional<T>& v) {
 
 template <typename W>
 void write_other_processes(W& w, const DeviceAccounting& a) {
-  w.Key("other_processes");
+  w.Key(key::kOtherProcesses);
   if (!a.other_processes) {
     w.Null();
     return;
@@ -30,11 +31,11 @@ void write_other_processes(W& w, const DeviceAccounting& a) {
   w.StartArray();
   for (const GpuProcessUse& p : *a.other_processes) {
     w.StartObject();
-    w.Key("pid");
+    w.Key(key::kPid);
     w.Uint(p.pid);
-    w.Key("name");
+    w.Key(key::kName);
     w.String(p.name.c_str(), static_cast<unsigned>(p.name.size()));
-    write_optional_int(w, "used_bytes", p.used_bytes);
+    write_optional_int(w, key::kUsedBytes, p.used_bytes);
     w.EndObject();
   }
   w.EndArray();
@@ -43,23 +44,23 @@ void write_other_processes(W& w, const DeviceAccounting& a) {
 template <typename W>
 void write_device_accounting_json(W& w, const DeviceAccounting& a) {
   w.StartObject();
-  w.Key("device");
+  w.Key(key::kDevice);
   w.Int(a.device);
-  write_optional_int(w, "total_bytes", a.total_bytes);
-  write_optional_int(w, "free_bytes", a.free_bytes);
-  w.Key("recorded_live_bytes");
+  write_optional_int(w, key::kTotalBytes, a.total_bytes);
+  write_optional_int(w, key::kFreeBytes, a.free_bytes);
+  w.Key(key::kRecordedLiveBytes);
   w.Uint64(a.recorded_live_bytes);
-  w.Key("recorded_by_library");
+  w.Key(key::kRecordedByLibrary);
   w.StartObject();
   for (const auto& kv : a.recorded_by_library) {
     w.Key(kv.first.c_str(), static_cast<unsigned>(kv.first.size()));
     w.Uint64(kv.second);
   }
   w.EndObject();
-  write_optional_int(w, "process_unrecorded_bytes", a.process_unrecorded_bytes);
+  write_optional_int(w, key::kProcessUnrecordedBytes, a.process_unrecorded_bytes);
   write_other_processes(w, a);
-  write_optional_int(w, "unaccounted_bytes", a.unaccounted_bytes);
-  w.Key("note");
+  write_optional_int(w, key::kUnaccountedBytes, a.unaccounted_bytes);
+  w.Key(key::kNote);
   w.String(a.note.c_str(), static_cast<unsigned>(a.note.size()));
   w.EndObject();
 }

@@ -2,6 +2,8 @@
 
 #include <rapidjson/document.h>
 
+#include "common/bundle_keys.h"
+
 namespace gpumemrec {
 
 namespace {
@@ -22,13 +24,13 @@ std::string text(const rapidjson::Value& o, const char* key) {
 }
 
 void read_segments(const rapidjson::Value& d, FrameworkDigest* out) {
-  auto segs = d.FindMember("mostly_free_segments");
+  auto segs = d.FindMember(key::kMostlyFreeSegments);
   if (segs == d.MemberEnd() || !segs->value.IsArray()) return;
   for (const auto& s : segs->value.GetArray()) {
     if (out->mostly_free.size() >= kMaxSegments) break;
     if (s.IsObject())
       out->mostly_free.push_back(
-          {u64(s, "address"), u64(s, "total_size"), u64(s, "allocated_size"), u64(s, "largest_free_block")});
+          {u64(s, key::kAddress), u64(s, key::kTotalSize), u64(s, key::kAllocatedSize), u64(s, key::kLargestFreeBlock)});
   }
 }
 
@@ -41,23 +43,23 @@ bool parse_framework_digest(const char* json, size_t len, FrameworkDigest* out, 
     *why = "the digest is not a JSON object";
     return false;
   }
-  out->framework = text(d, "framework");
+  out->framework = text(d, key::kFramework);
   if (out->framework.empty() || out->framework.size() > 32) {
     *why = "the digest names no framework";
     return false;
   }
-  out->error = text(d, "error");
-  auto dev = d.FindMember("device");
+  out->error = text(d, key::kError);
+  auto dev = d.FindMember(key::kDevice);
   out->device = dev != d.MemberEnd() && dev->value.IsInt() ? dev->value.GetInt() : -1;
-  out->request_bytes = u64(d, "request_bytes");
-  out->device_total = u64(d, "device_total");
-  out->device_free = u64(d, "device_free");
-  out->reserved_bytes = u64(d, "reserved_bytes");
-  out->allocated_bytes = u64(d, "allocated_bytes");
-  out->largest_free_block = u64(d, "largest_free_block");
-  out->segment_count = u64(d, "segment_count");
-  out->mostly_free_count = u64(d, "mostly_free_segment_count");
-  out->mostly_free_bytes = u64(d, "mostly_free_bytes");
+  out->request_bytes = u64(d, key::kRequestBytes);
+  out->device_total = u64(d, key::kDeviceTotal);
+  out->device_free = u64(d, key::kDeviceFree);
+  out->reserved_bytes = u64(d, key::kReservedBytes);
+  out->allocated_bytes = u64(d, key::kAllocatedBytes);
+  out->largest_free_block = u64(d, key::kLargestFreeBlock);
+  out->segment_count = u64(d, key::kSegmentCount);
+  out->mostly_free_count = u64(d, key::kMostlyFreeSegmentCount);
+  out->mostly_free_bytes = u64(d, key::kMostlyFreeBytes);
   read_segments(d, out);
   return true;
 }

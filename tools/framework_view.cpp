@@ -6,6 +6,7 @@
 #include <map>
 #include <sstream>
 
+#include "common/bundle_schema.h"
 #include "common/format.h"
 #include "tools/pprof_profile.h"
 
@@ -27,7 +28,7 @@ bool read_all(const std::string& path, std::string* out) {
 void read_digest(const std::string& json, FrameworkView* v) {
   std::string why;
   if (!parse_framework_digest(json.data(), json.size(), &v->d, &why)) {
-    v->problem = "framework.json: " + why;
+    v->problem = std::string(file::kFramework) + ": " + why;
     return;
   }
   v->present = true;
@@ -41,7 +42,7 @@ void read_profile(const std::string& gz, FrameworkView* v) {
   pprof::Profile p;
   std::string why;
   if (!pprof::parse_gzip(gz, &p, &why)) {
-    v->problem = "framework_memory_profile.pb.gz: " + why;
+    v->problem = std::string(file::kFrameworkMemoryProfile) + ": " + why;
     return;
   }
   const size_t bi = p.bytes_index();
@@ -79,9 +80,9 @@ std::string hex(uint64_t a) {
 FrameworkView read_framework_view(const std::string& bundle_dir) {
   FrameworkView v;
   std::string bytes;
-  if (!read_all(bundle_dir + "/framework.json", &bytes)) return v;
+  if (!read_all(bundle_dir + "/" + file::kFramework, &bytes)) return v;
   read_digest(bytes, &v);
-  if (read_all(bundle_dir + "/framework_memory_profile.pb.gz", &bytes)) read_profile(bytes, &v);
+  if (read_all(bundle_dir + "/" + file::kFrameworkMemoryProfile, &bytes)) read_profile(bytes, &v);
   return v;
 }
 

@@ -24,10 +24,10 @@ SCHEMA_H = "common/bundle_schema.h"
 DOC = "docs/bundle-format.md"
 # The writers and readers of bundle files.
 CHECKED = ["shim/dump"]
-CHECKED_FILES = re.compile(r"^common/(bundle_read[^/]*|bundle_model)\.(h|cpp)$")
+CHECKED_FILES = re.compile(r"^common/(bundle_read[^/]*|bundle_model|framework_digest|card_accounting_json)\.(h|cpp)$")
 
 KEY_LINE = re.compile(r'X\((k\w+), "([^"]+)"\)')
-FILE_LINE = re.compile(r'inline constexpr char (k\w+)\[\] = "([^"]+\.(?:json|txt|pickle))";')
+FILE_LINE = re.compile(r'inline constexpr char (k\w+)\[\] = "([^"]+\.(?:json|txt|pickle|pb\.gz))";')
 LITERAL = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
 COMMENT = re.compile(r'//[^\n]*|/\*.*?\*/', re.S)
 

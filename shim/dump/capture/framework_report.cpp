@@ -2,6 +2,7 @@
 
 #include <new>
 
+#include "common/bundle_schema.h"
 #include "shim/base/spinlock.h"
 
 namespace gpumemrec {
@@ -14,7 +15,7 @@ std::shared_ptr<const FrameworkReport> g_held;
 }  // namespace
 
 bool framework_state_name_ok(const std::string& name) {
-  return name == "framework_state.pickle" || name == "framework_memory_profile.pb.gz";
+  return name == file::kFrameworkState || name == file::kFrameworkMemoryProfile;
 }
 
 void framework_report_put(std::shared_ptr<const FrameworkReport> r) {

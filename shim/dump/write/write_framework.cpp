@@ -26,12 +26,12 @@ bool listed(const BundleFiles& files, const char* name) {
 
 bool write_framework_files(BundleFiles& files, const BundleContent& c, std::string* error) {
   const FrameworkReport* f = c.in.framework.get();
-  if (!f || listed(files, "framework.json")) return true;
+  if (!f || listed(files, file::kFramework)) return true;
   // New files even when the verdict's files are written again: the report
   // came with the verdict, after the bundle was written.
   const bool rewrite = files.rewrite;
   files.rewrite = false;
-  bool ok = write_bytes(files, "framework.json", f->digest, error);
+  bool ok = write_bytes(files, file::kFramework, f->digest, error);
   if (ok && !f->state.empty()) ok = write_bytes(files, f->state_name.c_str(), f->state, error);
   files.rewrite = rewrite;
   return ok;
@@ -39,24 +39,24 @@ bool write_framework_files(BundleFiles& files, const BundleContent& c, std::stri
 
 void write_framework_metadata(JsonWriter& w, const BundleInput& in) {
   const FrameworkDigest* f = in.framework ? &in.framework->fields : nullptr;
-  w.Key("framework");
+  w.Key(key::kFramework);
   if (!f) {
     w.Null();
     return;
   }
   w.StartObject();
-  w.Key("name"); w.String(f->framework);
-  w.Key("device"); w.Int64(f->device);
-  w.Key("request_bytes"); w.Uint64(f->request_bytes);
-  w.Key("device_total"); w.Uint64(f->device_total);
-  w.Key("device_free"); w.Uint64(f->device_free);
-  w.Key("reserved_bytes"); w.Uint64(f->reserved_bytes);
-  w.Key("allocated_bytes"); w.Uint64(f->allocated_bytes);
-  w.Key("largest_free_block"); w.Uint64(f->largest_free_block);
-  w.Key("mostly_free_segment_count"); w.Uint64(f->mostly_free_count);
-  w.Key("mostly_free_bytes"); w.Uint64(f->mostly_free_bytes);
-  w.Key("error"); w.String(f->error);
-  w.Key("state_file");
+  w.Key(key::kName); w.String(f->framework);
+  w.Key(key::kDevice); w.Int64(f->device);
+  w.Key(key::kRequestBytes); w.Uint64(f->request_bytes);
+  w.Key(key::kDeviceTotal); w.Uint64(f->device_total);
+  w.Key(key::kDeviceFree); w.Uint64(f->device_free);
+  w.Key(key::kReservedBytes); w.Uint64(f->reserved_bytes);
+  w.Key(key::kAllocatedBytes); w.Uint64(f->allocated_bytes);
+  w.Key(key::kLargestFreeBlock); w.Uint64(f->largest_free_block);
+  w.Key(key::kMostlyFreeSegmentCount); w.Uint64(f->mostly_free_count);
+  w.Key(key::kMostlyFreeBytes); w.Uint64(f->mostly_free_bytes);
+  w.Key(key::kError); w.String(f->error);
+  w.Key(key::kStateFile);
   in.framework->state.empty() ? w.Null() : w.String(in.framework->state_name);
   w.EndObject();
 }

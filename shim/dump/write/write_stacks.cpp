@@ -32,8 +32,8 @@ bool write_stacks_json(BundleFiles& files, const BundleContent& c, std::string* 
       for (const model::Frame& fr : s.frames) write_frame(w, fr);
       w.EndArray();
       // Who holds the memory (common/site_rules.h).
-      w.Key("site_frame"); s.site_frame >= 0 ? w.Int64(s.site_frame) : w.Null();
-      w.Key("library"); w.String(s.library);
+      w.Key(key::kSiteFrame); s.site_frame >= 0 ? w.Int64(s.site_frame) : w.Null();
+      w.Key(key::kLibrary); w.String(s.library);
       w.EndObject();
     }
     w.EndArray();
