@@ -36,15 +36,19 @@ import sys
 
 # Times, ids of the process and its threads, stream handles (heap addresses
 # in the fake driver, which ASLR moves), NVML's bytes per process (asked by
-# the writer thread, while the program goes on allocating and freeing).
+# the writer thread, while the program goes on allocating and freeing) and
+# the two device_accounting figures computed from them.
 VOLATILE_KEYS = ("timestamp", "timestamp_ns", "duration_ns", "pid", "ppid", "thread_id", "created_at_utc",
-                 "bundle_name", "after_ms", "frozen_after_failure_ms", "tid", "stream", "used_bytes")
+                 "bundle_name", "after_ms", "frozen_after_failure_ms", "tid", "stream", "used_bytes",
+                 "process_unrecorded_bytes", "unaccounted_bytes")
 JSON_VOLATILE = re.compile(r'"(%s)":("[^"]*"|-?[0-9.eE+-]+)' % "|".join(VOLATILE_KEYS))
 BUNDLE_NAME = re.compile(r"oom_dump_[0-9TZ]+_[0-9]+_[a-z]+_[0-9]+_[A-Za-z0-9.-]+_[0-9a-f]{8}")
 SUMMARY_VOLATILE = [(re.compile(r"thread [0-9]+"), "thread N"), (re.compile(r"\([0-9.]+ ms\)"), "(N ms)"),
                     (re.compile(r"[0-9.]+ ms later"), "N ms later"),
                     (re.compile(r"copied [0-9.]+ ms after"), "copied N ms after"),
-                    (re.compile(r"holds [^\n]* \(NVML\)"), "holds N (NVML)")]
+                    (re.compile(r"holds [^\n]* \(NVML\)"), "holds N (NVML)"),
+                    (re.compile(r"^ *-?[0-9.]+ [KMGT]?i?B  (this process, not recorded|unaccounted) ", re.M),
+                     r"N  \1 ")]
 PICKLE_VOLATILE = {"time_us", "pid", "tid", "thread_id", "stream"}
 
 # (case, program, args, extra environment)
