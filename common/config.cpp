@@ -44,6 +44,7 @@ const std::vector<ConfigVar>& config_vars() {
       {"DUMP_SIGNAL", "(off)", "a signal (e.g. USR2) that writes a bundle with reason 'signal'"},
       {"DUMP_AT_EXIT", "0", "1 = write a bundle with reason 'exit' at normal exit (what was never freed)"},
       {"FOLLOW_EXEC", "1", "0 = remove libgpumemrec.so from LD_PRELOAD for programs this one execs"},
+      {"EXIT_WAIT_S", "60", "at exit or a fatal signal, wait for a bundle being written while its writer makes progress, at most this many seconds (0 = do not wait)"},
   };
   return vars;
 }
@@ -228,6 +229,7 @@ Config parse_config(const EnvGetter& get, std::vector<std::string>* warnings) {
   }
   bool_var("DUMP_AT_EXIT", &c.dump_at_exit, "0");
   bool_var("FOLLOW_EXEC", &c.follow_exec, "1");
+  uint_var("EXIT_WAIT_S", 0, 86400, &c.exit_wait_s, "60");
   return c;
 }
 

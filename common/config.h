@@ -35,6 +35,7 @@ struct Config {
   int dump_signal = 0;                    // GPUMEMREC_DUMP_SIGNAL (0 = off)
   bool dump_at_exit = false;              // GPUMEMREC_DUMP_AT_EXIT
   bool follow_exec = true;                // GPUMEMREC_FOLLOW_EXEC
+  uint64_t exit_wait_s = 60;              // GPUMEMREC_EXIT_WAIT_S (0 = do not wait)
 };
 
 // One entry per variable: the table the README documents.

@@ -209,7 +209,10 @@ class Bundle:
                                capture_output=True, text=True)
             check(p.returncode == 0, "snapshot.pickle check failed: " + p.stdout + p.stderr)
         else:
-            check(len(self.events) > 200000, "snapshot.pickle missing from a small bundle")
+            # Left out above 200,000 events or 200,000 live allocations
+            # (shim/dump/write/snapshot_pickle.h).
+            check(len(self.events) > 200000 or len(self.allocations) > 200000,
+                  "snapshot.pickle missing from a small bundle")
         check(md["live_bytes"] == sum(a["size"] for a in self.allocations), "live_bytes != sum(allocations)")
         check(md["live_allocations"] == len(self.allocations), "live_allocations mismatch")
         self.check_documented_fields()

@@ -17,6 +17,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 from gm_e2e import (BUILD, PRELOAD_PREFIX, SHIM, Bundle, Failure, base_env, check, check_live_matches_ledger, main,
@@ -191,12 +192,26 @@ def dump_while_running():
     p = subprocess.Popen([program("mt_alloc"), "8", "150000", str(1 << 20)], env=env, cwd=workdir,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     sent = 0
-    time.sleep(0.2)
-    while p.poll() is None and sent < 5:
-        p.send_signal(signal.SIGUSR2)
-        sent += 1
-        time.sleep(0.3)
-    out, err = p.communicate(timeout=300)
+    # Signalled only once the program says it runs (its START line): the
+    # recorder's handler is installed by then (its constructor ran before
+    # main). A signal sent before that would take the default action and kill
+    # the program, which a loaded machine or a sanitizer made likely with a
+    # fixed 0.2 s. A watchdog ends a program that never says it.
+    watchdog = threading.Timer(300, p.kill)
+    watchdog.start()
+    try:
+        first = p.stdout.readline()
+        check(first.startswith("START "), "mt_alloc did not start: %r" % first)
+        # Paced, not timed: the signals land while the threads allocate (the
+        # program runs 8 x 150000 iterations); any that come after its end are
+        # not sent (poll).
+        while p.poll() is None and sent < 5:
+            p.send_signal(signal.SIGUSR2)
+            sent += 1
+            time.sleep(0.3)
+        out, err = p.communicate(timeout=300)
+    finally:
+        watchdog.cancel()
     check(p.returncode == 0, "mt_alloc exited %d: %s" % (p.returncode, err[-800:]))
     no_tmp_left(dumpdir)
     sig = [Bundle(os.path.join(dumpdir, n)) for n in sorted(os.listdir(dumpdir)) if n.startswith("oom_dump_")]
@@ -477,13 +492,14 @@ def disk_symlink():
 
 # ---------------------------------------------------------------- 7. bad configuration
 VARS = ["DIR", "RING_EVENTS", "STACK_DEPTH", "EPISODE_MS", "MAX_DUMPS", "MAX_TOTAL_MB", "LOG_LEVEL", "DISABLE",
-        "PYTHON_STACKS", "LIMIT", "FAIL_AFTER", "DUMP_SIGNAL", "DUMP_AT_EXIT", "FOLLOW_EXEC", "RECOVERED"]
+        "PYTHON_STACKS", "LIMIT", "FAIL_AFTER", "DUMP_SIGNAL", "DUMP_AT_EXIT", "FOLLOW_EXEC", "RECOVERED",
+        "EXIT_WAIT_S"]
 BAD = {
     # Any string is a valid directory name: DIR is bad only when empty or too long.
     "malformed": {"RING_EVENTS": "lots", "STACK_DEPTH": "deep", "EPISODE_MS": "1e3", "MAX_DUMPS": "five",
                   "MAX_TOTAL_MB": "12MB", "LOG_LEVEL": "loud", "DISABLE": "maybe", "PYTHON_STACKS": "2",
                   "LIMIT": "huge", "FAIL_AFTER": "0x10", "DUMP_SIGNAL": "KILL", "DUMP_AT_EXIT": "sometimes",
-                  "FOLLOW_EXEC": "perhaps", "RECOVERED": "sometimes"},
+                  "FOLLOW_EXEC": "perhaps", "RECOVERED": "sometimes", "EXIT_WAIT_S": "1m"},
     "negative": {v: "-1" for v in VARS if v != "DIR"},
     "huge": dict({v: "9" * 30 for v in VARS}, DIR="x" * 4000, LOG_LEVEL="x" * 4000, LIMIT="9" * 30 + "TiB"),
     "empty": {v: "" for v in VARS},

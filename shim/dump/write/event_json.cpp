@@ -97,6 +97,31 @@ void EventJsonContext::set_identity(int pid, const LauncherIdentity& id) {
   tail += '}';
 }
 
+size_t format_live_json(char* out, const LiveEntry& a, bool first) {
+  char* p = out;
+  if (!first) *p++ = ',';
+  p = lit(p, "{\"address\":");
+  p = u64(p, a.key);
+  p = lit(p, ",\"size\":");
+  p = u64(p, a.size);
+  p = lit(p, ",\"device_id\":");
+  p = i64(p, a.device);
+  p = lit(p, ",\"api\":\"");
+  p = str(p, hook_name(a.api));
+  p = lit(p, "\",\"memory_type\":\"");
+  p = str(p, memory_type_name(MemoryType(a.memory_type)));
+  p = lit(p, "\",\"timestamp\":");
+  p = seconds(p, a.time_ns);
+  p = lit(p, ",\"thread_id\":");
+  p = u64(p, a.tid);
+  p = lit(p, ",\"stack_id\":");
+  p = u64(p, a.stack_id);
+  p = lit(p, ",\"seq\":");
+  p = u64(p, a.seq);
+  *p++ = '}';
+  return size_t(p - out);
+}
+
 size_t format_event_json(char* out, const Event& e, bool first, const EventJsonContext& ctx) {
   const char* api = hook_name(e.api);
   const char* backend = backend_name(e.api < kHookCount ? hook_backend(HookId(e.api)) : Backend::kCuda);

@@ -232,3 +232,47 @@ TEST(EventJson, LongestRecordFits) {
   }
   EXPECT_LT(longest, kMaxEventJson);
 }
+
+// allocations.json records: valid JSON with docs/bundle-format.md's keys, in
+// its order, the timestamp as events.json writes it; the longest fits.
+TEST(LiveJson, KeysValuesAndOrder) {
+  LiveEntry a;
+  a.key = 0x7f0000001000ull;
+  a.size = 268435456;
+  a.time_ns = 1763733785123456789ull;
+  a.seq = 77;
+  a.stack_id = 12;
+  a.tid = 4243;
+  a.device = 1;
+  a.api = uint8_t(HookId::cudaMalloc);
+  a.memory_type = uint8_t(MemoryType::kDevice);
+  char buf[kMaxLiveJson];
+  const std::string first(buf, format_live_json(buf, a, true));
+  EXPECT_EQ(first, "{\"address\":139637976731648,\"size\":268435456,\"device_id\":1,\"api\":\"cudaMalloc\","
+                   "\"memory_type\":\"device\",\"timestamp\":1763733785.123456,\"thread_id\":4243,\"stack_id\":12,"
+                   "\"seq\":77}");
+  const std::string array = "[" + first + std::string(buf, format_live_json(buf, a, false)) + "]";
+  rapidjson::Document d;
+  d.Parse(array.c_str());
+  ASSERT_FALSE(d.HasParseError());
+  ASSERT_EQ(d.Size(), 2u);
+  EXPECT_EQ(d[1]["address"].GetUint64(), a.key);
+  EXPECT_DOUBLE_EQ(d[1]["timestamp"].GetDouble(), 1763733785.123456);
+}
+
+TEST(LiveJson, LongestRecordFits) {
+  LiveEntry a;
+  a.key = a.size = a.time_ns = a.seq = UINT64_MAX;
+  a.stack_id = a.tid = UINT32_MAX;
+  a.device = INT16_MIN;
+  size_t longest = 0;
+  for (int api = 0; api < kHookCount; ++api) {
+    for (int t = 0; t <= int(MemoryType::kMapping); ++t) {
+      a.api = uint8_t(api);
+      a.memory_type = uint8_t(t);
+      char buf[4 * kMaxLiveJson];
+      longest = std::max(longest, format_live_json(buf, a, false));
+    }
+  }
+  EXPECT_LT(longest, kMaxLiveJson);
+}
