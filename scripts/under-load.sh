@@ -22,11 +22,13 @@ JOBS=$CORES
 [ -f "$BUILD/CTestTestfile.cmake" ] || { echo "under-load: no build in $BUILD (run scripts/test.sh --under-load)" >&2; exit 2; }
 
 LOOPS=()
-stop_loops() {
+CTEST=
+stop_all() {
+  [ -n "$CTEST" ] && kill "$CTEST" 2>/dev/null || true
   for pid in "${LOOPS[@]}"; do kill "$pid" 2>/dev/null || true; done
   for pid in "${LOOPS[@]}"; do wait "$pid" 2>/dev/null || true; done
 }
-trap stop_loops EXIT
+trap stop_all EXIT
 trap 'exit 130' INT TERM
 for _ in $(seq "$CORES"); do
   nice -n 0 bash -c 'while :; do :; done' &
@@ -42,7 +44,12 @@ for round in $(seq "$ROUNDS"); do
   log="$BUILD/under-load-round$round.log"
   # The ctest timeouts are the tests' own (tests/e2e/CMakeLists.txt): limits
   # only a hang reaches, on a loaded machine too.
-  if (cd "$BUILD" && ctest -j"$JOBS" -R "$TESTS" -LE perf --output-on-failure) >"$log" 2>&1; then rc=0; else rc=1; fi
+  # In the background and waited for: a signal to this script ends the round
+  # at once (bash runs a trap only between commands, and `wait` is one).
+  (cd "$BUILD" && exec ctest -j"$JOBS" -R "$TESTS" -LE perf --output-on-failure) >"$log" 2>&1 &
+  CTEST=$!
+  if wait "$CTEST"; then rc=0; else rc=1; fi
+  CTEST=
   summary=$(grep -E 'tests passed|tests failed' "$log" | tail -1 || true)
   echo "under-load: round $round: ${summary:-no summary (see $log)} in $(( $(date +%s) - t0 )) s; load $(cut -d' ' -f1-3 /proc/loadavg)"
   if [ "$rc" != 0 ]; then

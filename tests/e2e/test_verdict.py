@@ -18,8 +18,8 @@ import tempfile
 import threading
 import time
 
-from gm_e2e import (BUILD, PRELOAD_PREFIX, TOOL, Bundle, base_env, check, main, normalized, preload_env, program,
-                    run)
+from gm_e2e import (BUILD, PRELOAD_PREFIX, RUN_TIMEOUT_S, TOOL, Bundle, base_env, check, main, normalized,
+                    preload_env, program, run)
 
 HARD = os.path.join(BUILD, "tests", "hardening")
 SANITIZED = bool(PRELOAD_PREFIX)
@@ -363,7 +363,7 @@ def burst_then_fatal():
             b.check_well_formed()  # a late copy is as complete (~7 s a bundle: the others are not checked)
         check(0 < ms < 120000, "%s: frozen_after_failure_ms %r" % (b.name, ms))
         if os.path.exists(TOOL):  # the sanitizer builds (scripts/sanitizers.sh) build the shim, not the CLI
-            rep = subprocess.run([TOOL, "report", b.path], capture_output=True, text=True, timeout=60)
+            rep = subprocess.run([TOOL, "report", b.path], capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
             check(rep.returncode == 0 and "state copied" in rep.stdout, "report of %s:\n%s%s" %
                   (b.name, rep.stdout[-1500:], rep.stderr[-500:]))
     check(late <= len(bundles) - min(2, len(rest)), "%d late bundles of %d: the first two have frozen sets" %
@@ -436,10 +436,10 @@ DEATHS = {  # mode: (exit status as subprocess reports it, what outcome_detail s
 def same_death(argv, expected_rc, env_extra=None):
     """Runs argv without and with the shim: same exit status (or signal) and
     the same output; returns the run with the shim."""
-    a = run(argv, preload=False, preexec_fn=no_core, env_extra=NO_LEDGER, timeout=120)
+    a = run(argv, preload=False, preexec_fn=no_core, env_extra=NO_LEDGER, timeout=RUN_TIMEOUT_S)
     check(a.rc == expected_rc, "%s without the shim: status %d, expected %d (the test is wrong)\n%s" %
           (argv[1:], a.rc, expected_rc, a.stderr[-800:]))
-    b = run(argv, preexec_fn=no_core, env_extra=dict(NO_LEDGER, **(env_extra or {})), timeout=120)
+    b = run(argv, preexec_fn=no_core, env_extra=dict(NO_LEDGER, **(env_extra or {})), timeout=RUN_TIMEOUT_S)
     check(b.rc == a.rc, "%s: status %d with the shim, %d without\n%s" % (argv[1:], b.rc, a.rc, b.stderr[-1500:]))
     check(normalized(a.stdout) == normalized(b.stdout), "%s: output differs with the shim:\n%s\n---\n%s" %
           (argv[1:], a.stdout, b.stdout))
@@ -527,7 +527,7 @@ def kill_after(when, env_extra, outcome):
                 if "bundle: " in line:
                     break
         p.kill()
-        out, err = p.communicate(timeout=60)
+        out, err = p.communicate(timeout=RUN_TIMEOUT_S)
         err = "".join(said) + err
     finally:
         watchdog.cancel()
