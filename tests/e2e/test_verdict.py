@@ -150,6 +150,14 @@ def request_lines(stdout):
 # scheduling noise on a loaded 2-core machine does not reach it while a
 # dump on the failing thread (or a wait for the writer) does.
 STALL_BOUND_US = 100000
+# scripts/under-load.sh runs the suite with a busy loop on every core: a
+# thread then waits for a core for up to a few hundred ms at any moment
+# (260 ms seen in a failing call), which the shim does not control. The
+# bounds are checked 10 times looser there: still far below a dump on the
+# failing thread or a wait for the writer (seconds with a full ring under
+# that load).
+if os.environ.get("GMR_TEST_UNDER_LOAD") == "1":
+    STALL_BOUND_US *= 10
 
 
 def recover_minute():
