@@ -23,6 +23,9 @@ the fake CUDA driver, runs interleaved (order shuffled per repetition):
     the table alone (`live_table_bench`).
 
   python3 bench/oom_bench.py [--build-dir build] [--reps 3] [--quick]
+  python3 bench/oom_bench.py --big-live      (the big live set: 2.1M live
+      allocations from 10k sites, default ring; the writer's time is the
+      figure: docs/performance.md, "A big live set")
 
 Printed figures only (no test asserts a timing); docs/performance.md,
 "Out-of-memory path", keeps them. The machine's load average is
@@ -196,6 +199,8 @@ def main():
     ap.add_argument("--no-dump", action="store_true")
     ap.add_argument("--no-live-table", action="store_true")
     ap.add_argument("--quick", action="store_true", help="smoke mode: tiny runs, numbers meaningless")
+    ap.add_argument("--big-live", action="store_true",
+                    help="the big live set: --live 2100000 --rings 65536 --no-live-table")
     ap.add_argument("--shim", default=None, help="another libgpumemrec.so to measure (default: the build's)")
     ap.add_argument("--python", default=None)
     ap.add_argument("--verbose", "-v", action="store_true")
@@ -203,6 +208,8 @@ def main():
     if args.quick:
         args.reps, args.rings, args.live, args.sites = 1, "4096", 2000, 100
         args.pairs, args.live_counts, args.wait_s = 2000, "1000,5000", 30
+    if args.big_live:
+        args.live, args.rings, args.no_live_table, args.wait_s = 2100000, "65536", True, 120
     args.live_counts = [int(x) for x in str(args.live_counts).split(",") if x]
     r = run_bench.Runner(args)
     if args.shim:

@@ -47,6 +47,7 @@ const std::vector<ConfigVar>& config_vars() {
       {"DUMP_AT_EXIT", "0", "1 = write a bundle with reason 'exit' at normal exit (what was never freed)"},
       {"FOLLOW_EXEC", "1", "0 = remove libgpumemrec.so from LD_PRELOAD for programs this one execs"},
       {"SITE_SKIP", "(none)", "comma-separated globs (e.g. libmyalloc.so*,*/mypkg/*) of frames that never name an allocation site, added to the built-in list of runtime, framework and interpreter libraries"},
+      {"EXIT_WAIT_S", "60", "at exit or a fatal signal, wait for a bundle being written while its writer makes progress, at most this many seconds (0 = do not wait)"},
   };
   return vars;
 }
@@ -261,6 +262,7 @@ Config parse_config(const EnvGetter& get, std::vector<std::string>* warnings) {
     std::string why;
     if (!parse_site_skip(v, &c.site_skip, &why)) warn("SITE_SKIP", v, why.c_str(), "the built-in list only");
   }
+  uint_var("EXIT_WAIT_S", 0, 86400, &c.exit_wait_s, "60");
   return c;
 }
 

@@ -42,6 +42,7 @@ struct Config {
   // GPUMEMREC_SITE_SKIP: globs of frames that never name an allocation site
   // (common/site_rules.h), added to the built-in table.
   std::vector<std::string> site_skip;
+  uint64_t exit_wait_s = 60;              // GPUMEMREC_EXIT_WAIT_S (0 = do not wait)
 };
 
 // One entry per variable: the table the README documents.

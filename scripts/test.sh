@@ -3,10 +3,15 @@
 # builds, and runs every suite: unit, fakes, end-to-end under LD_PRELOAD,
 # tools, Python stacks, then the sanitizer builds (ASan+UBSan, TSan).
 # Usage: scripts/test.sh [--quick]   (--quick skips the sanitizer builds)
+#        scripts/test.sh --under-load  (builds, then the end-to-end and
+#        hardening tests three times with a busy loop on every core:
+#        scripts/under-load.sh; docs/reliability.md, "Under load")
 set -euo pipefail
 cd "$(dirname "$0")/.."
 QUICK=0
+UNDER_LOAD=0
 [ "${1:-}" = "--quick" ] && QUICK=1
+[ "${1:-}" = "--under-load" ] && UNDER_LOAD=1
 JOBS=$(nproc 2>/dev/null || echo 2)
 
 scripts/install-deps.sh
@@ -19,6 +24,10 @@ build() {  # build <dir> [cmake args...]
 
 echo "== build (RelWithDebInfo)"
 build build
+if [ "$UNDER_LOAD" = 1 ]; then
+  echo "== end-to-end and hardening tests under load"
+  exec scripts/under-load.sh build 3
+fi
 echo "== tests"
 # Timing checks (label perf) are benchmarks, not tests: `ctest -L perf` runs them.
 (cd build && ctest -j"$JOBS" -LE perf --output-on-failure --timeout 300)

@@ -2,12 +2,12 @@
 
 #include <signal.h>
 #include <sched.h>
-#include <time.h>
 
 #include <atomic>
 #include <cerrno>
 #include <cstring>
 
+#include "shim/dump/exit_wait.h"
 #include "shim/dump/writer_thread.h"
 
 namespace gpumemrec {
@@ -31,9 +31,7 @@ int index_of(int sig) {
 }
 
 void wait_for_writer() {
-  bool (*idle)() = g_idle.load(std::memory_order_acquire);
-  struct timespec ms = {0, 1000000};
-  for (unsigned waited = 0; idle && !idle() && waited < kCrashWaitMs; ++waited) nanosleep(&ms, nullptr);
+  if (bool (*idle)() = g_idle.load(std::memory_order_acquire)) exit_wait(idle, "at a fatal signal");
 }
 
 void handler(int sig, siginfo_t* info, void*) {

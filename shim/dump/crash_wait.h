@@ -4,8 +4,9 @@
 // handlers are installed for SIGABRT, SIGSEGV, SIGBUS, SIGILL, SIGFPE and
 // SIGTERM (each only when its disposition is not SIG_IGN). The handler
 // records the signal (the episode's verdict becomes fatal), wakes the writer
-// and waits for it to finish (at most kCrashWaitMs), polling an atomic with
-// nanosleep: async-signal-safe, no lock, no allocation. Also before a
+// and waits for it to finish while it makes progress (exit_wait.h: at most
+// GPUMEMREC_EXIT_WAIT_S), polling atomics with nanosleep: async-signal-safe,
+// no lock, no allocation. Also before a
 // program's own handler: it may end the process by raising the signal again
 // with the default action (Python's faulthandler, Modules/faulthandler.c),
 // which nothing could wait for. The cost for a program whose handler
@@ -21,8 +22,6 @@
 #pragma once
 
 namespace gpumemrec {
-
-constexpr unsigned kCrashWaitMs = 10000;
 
 // `idle` says whether the writer has finished (async-signal-safe).
 void crash_wait_arm(bool (*idle)());

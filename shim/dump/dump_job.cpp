@@ -11,6 +11,7 @@
 
 #include "common/format.h"
 #include "shim/base/clock.h"
+#include "shim/base/dump_progress.h"
 #include "shim/base/fd_io.h"
 #include "shim/base/log.h"
 #include "shim/dump/place/bundle_dir.h"
@@ -126,7 +127,8 @@ bool write_and_publish(const DumpJob& job, const DumpServices& s, Written* w, bo
   bool ok = tmp.claim(job.created_ns, w->in.backend, s.seq->fetch_add(1) + 1, why);
   if (ok) {
     w->in.bundle_name = tmp.name();
-    dump_slot_note_tmp(w->dirfd, tmp.tmp_name().c_str());  // for exit() on this thread
+    dump_slot_note_tmp(w->dirfd, tmp.tmp_name().c_str());  // for exit() on this thread, and the exit wait
+    dump_progress_new_bundle();
     try {
       ok = write_bundle(tmp.fd(), w->in, job.frozen, *s.symbolizer, s.buffer, &w->build, why);
     } catch (const std::bad_alloc&) {
@@ -294,7 +296,11 @@ bool run_dump_job(const DumpJob& job, const DumpServices& s, bool on_writer) {
         ok = true;
       } else {
         // One bundle is written at a time; signal requests go first.
-        while (on_writer && !dump_slot_try_acquire(job.reason)) dump_slot_wait_free(-1, true);
+        while (on_writer && !dump_slot_try_acquire(job.reason)) {
+          writer_set_parked(true);  // polling, not progress (exit_wait.h)
+          dump_slot_wait_free(-1, true);
+          writer_set_parked(false);
+        }
         ok = write_job(job, s, on_writer, v, &released);
       }
     } catch (...) {

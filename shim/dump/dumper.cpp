@@ -23,6 +23,7 @@
 #include "shim/dump/crash_wait.h"
 #include "shim/dump/capture/deferred.h"
 #include "shim/dump/dump_job.h"
+#include "shim/dump/exit_wait.h"
 #include "shim/dump/verdict/episodes.h"
 #include "shim/dump/capture/freeze.h"
 #include "shim/dump/place/retention_check.h"
@@ -85,6 +86,8 @@ DumpServices services() {
 }
 
 bool writer_idle() { return !writer_busy(); }
+bool nothing_being_written() { return !writer_busy() && !dump_slot_busy(); }
+bool slot_free() { return !dump_slot_busy(); }
 bool writer_has_another_job() { return writer_jobs() > 1; }
 
 void writer_job_main(int set) {
@@ -299,13 +302,19 @@ void exit_dump() {
   // waiting for that.
   if (g_exit_recorder && !dump_slot_held_by_this_thread()) {
     begin_program_end();
-    dump_when_free(g_exit_recorder, DumpReason::kExit, 10000);
+    // Another dump in progress first (as long as it makes progress); the
+    // slot may be taken again between the wait and the try: a few rounds.
+    for (int round = 0; round < 8; ++round) {
+      if (dump_now(g_exit_recorder, DumpReason::kExit, nullptr) || !dumper_busy()) return;
+      if (exit_wait(slot_free, "at exit") != ExitWaitEnd::kDone) return;
+    }
   }
 }
 
 // At exit the writer may still be writing a bundle or waiting for its
 // verdict: the program is ending, so an open episode is fatal; wait for the
-// writer (at most 10 s) so that exit never leaves a half-written bundle. If
+// writer while it makes progress (exit_wait.h) so that exit never leaves a
+// half-written bundle (given up: the temporary directory is removed). If
 // this thread is the one writing (exit() from a signal handler during an
 // inline dump), waiting would be for ever: remove its temporary directory
 // instead (system calls only).
@@ -321,7 +330,7 @@ void wait_for_dump_at_exit() {
     return;
   }
   begin_program_end();
-  wait_while_dumping(10000);
+  exit_wait(nothing_being_written, "at exit");
   if (g_exit_said.exchange(true)) return;  // registered twice: see start_writer
   DumpSignalGuard signal_guard;  // stderr may be a pipe nobody reads any more
   if (const uint64_t n = g_joined_failures.load(std::memory_order_relaxed))
@@ -373,6 +382,7 @@ void dumper_init(Recorder* r) {
   g_symbolizer = new (std::nothrow) Symbolizer();
   g_frozen_ready = freeze_init(r->ring.capacity());
   writer_set_idle_hook(freeze_trim, kTrimIdleMs);
+  exit_wait_init(unsigned(r->cfg.exit_wait_s), r->cfg.dir.c_str());
   if (!g_frozen_ready) GM_WARN("cannot reserve memory for the out-of-memory path: no bundles will be written");
   g_episodes.set_counting(!r->cfg.keep_recovered);
   if (!dump_memory_init(kDumpArenaBytes)) GM_DEBUG("no emergency memory for the dump path");
@@ -423,8 +433,7 @@ void dumper_before_immediate_exit() {
   if (!writer_busy() || writer_is_this_thread()) return;
   g_program_ending.store(true, std::memory_order_release);  // the writer decides the verdict: fatal
   writer_wake();
-  struct timespec ms = {0, 1000000};
-  for (unsigned waited = 0; waited < kExitWaitMs && writer_busy(); ++waited) nanosleep(&ms, nullptr);
+  exit_wait(writer_idle, "at _exit");
 }
 
 void dumper_before_unload() {
@@ -468,16 +477,6 @@ bool dump_now(Recorder* r, DumpReason reason, const FailureInfo* f) {
   return freeze_and_write_here(r, reason);
 }
 
-bool dump_when_free(Recorder* r, DumpReason reason, unsigned max_ms) {
-  const uint64_t deadline = monotonic_ns() + uint64_t(max_ms) * 1000000ull;
-  for (;;) {
-    if (dump_now(r, reason, nullptr)) return true;
-    if (!dumper_busy()) return false;  // it ran and failed (and said why)
-    const uint64_t now = monotonic_ns();
-    if (now >= deadline || !wait_while_dumping(unsigned((deadline - now) / 1000000ull))) return false;
-  }
-}
-
 bool dumper_busy() { return dump_slot_busy(); }
 
 bool wait_while_dumping(unsigned max_ms) {
@@ -497,6 +496,7 @@ void dumper_atfork_child() {
   }
   writer_atfork_child();
   crash_wait_atfork_child();
+  exit_wait_atfork_child();
   freeze_atfork_child();
   dump_slot_reset_after_fork();
   g_joined_failures.store(0);

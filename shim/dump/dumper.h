@@ -45,18 +45,15 @@ int dumper_on_framework_oom(std::shared_ptr<FrameworkReport> report);
 bool dump_now(Recorder* r, DumpReason reason, const FailureInfo* f);
 
 // _exit / _Exit (hooks/exit_hook.cpp): a bundle being written is finished
-// first (at most kExitWaitMs; its verdict: fatal). Async-signal-safe: no
-// lock, no allocation (atomics, sem_post, nanosleep).
-constexpr unsigned kExitWaitMs = 10000;
+// first (while its writer makes progress, at most GPUMEMREC_EXIT_WAIT_S:
+// exit_wait.h; its verdict: fatal). Async-signal-safe: no lock, no
+// allocation (atomics, sem_post, nanosleep).
 void dumper_before_immediate_exit();
 // dlclose (hooks/dlclose_hook.cpp): waits (at most kUnloadWaitMs) until the
 // stacks of frozen bundles are symbolized, so that a library unloaded right
 // after an out-of-memory still names its frames.
 constexpr unsigned kUnloadWaitMs = 5000;
 void dumper_before_unload();
-// Waits (at most max_ms) for a dump in progress, then writes one; false if
-// the slot stayed taken or writing failed.
-bool dump_when_free(Recorder* r, DumpReason reason, unsigned max_ms);
 
 // True while some thread writes a bundle.
 bool dumper_busy();

@@ -26,6 +26,9 @@ std::atomic<bool> g_started{false};
 std::atomic<bool> g_start_failed{false};
 std::atomic<bool> g_starting{false};  // one thread creates it (failing threads race here)
 std::atomic<long> g_tid{0};
+std::atomic<bool> g_has_clock{false};
+clockid_t g_cpu_clock;  // written before g_has_clock (release)
+std::atomic<bool> g_parked{false};
 std::atomic<int> g_busy{0};  // jobs posted and not yet returned
 struct Posted {
   WriterJob job;
@@ -81,6 +84,7 @@ void wait_for_job() {
 
 void* writer_main(void*) {
   g_tid.store(long(syscall(SYS_gettid)), std::memory_order_release);
+  if (pthread_getcpuclockid(pthread_self(), &g_cpu_clock) == 0) g_has_clock.store(true, std::memory_order_release);
   for (;;) {
     wait_for_job();
     Posted p;
@@ -150,6 +154,17 @@ bool writer_wait_idle(unsigned max_ms) {
   return true;
 }
 
+bool writer_cpu_ns(uint64_t* out) {
+  if (!g_has_clock.load(std::memory_order_acquire)) return false;
+  struct timespec ts;
+  if (clock_gettime(g_cpu_clock, &ts) != 0) return false;
+  *out = uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
+  return true;
+}
+
+void writer_set_parked(bool parked) { g_parked.store(parked, std::memory_order_release); }
+bool writer_parked() { return g_parked.load(std::memory_order_acquire); }
+
 void writer_wake() {
   if (g_started.load(std::memory_order_acquire)) sem_post(&g_wakes);
 }
@@ -182,6 +197,8 @@ void writer_atfork_child() {
   g_start_failed.store(false);
   g_starting.store(false);
   g_tid.store(0);
+  g_has_clock.store(false);
+  g_parked.store(false);
   g_busy.store(0);
   new (&g_queue_lock) SpinLock();
   g_head = g_tail = 0;

@@ -39,6 +39,14 @@ bool writer_busy();
 // Waits until the writer is idle, at most max_ms; true when idle.
 bool writer_wait_idle(unsigned max_ms);
 
+// The writer thread's CPU time so far, in ns (its CPU-time clock, looked up
+// by the thread itself; async-signal-safe); false before it started.
+bool writer_cpu_ns(uint64_t* out);
+// The writer polls for the dump slot: its CPU time then is not progress
+// (exit_wait.h). Set and cleared by the writer around that wait.
+void writer_set_parked(bool parked);
+bool writer_parked();
+
 // Async-signal-safe: wakes a job waiting in writer_wait.
 void writer_wake();
 // For the job: sleeps until woken or until `deadline_ns` (monotonic; 0 =

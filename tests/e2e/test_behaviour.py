@@ -6,8 +6,8 @@ import re
 import subprocess
 import sys
 
-from gm_e2e import (BUILD, E2E_BIN, Failure, check, check_live_matches_ledger, main, normalized, preload_env, program,
-                    run)
+from gm_e2e import (BUILD, E2E_BIN, RUN_TIMEOUT_S, Failure, check, check_live_matches_ledger, main, normalized,
+                    preload_env, program, run)
 
 CHUNK = 16 << 20
 
@@ -85,7 +85,7 @@ def ranks_share_dir():
             procs.append(subprocess.Popen([program("rt_linked"), "cudaMalloc", str(CHUNK)], env=env, cwd=work,
                                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True))
         for p in procs:
-            _, err = p.communicate(timeout=120)
+            _, err = p.communicate(timeout=RUN_TIMEOUT_S)
             check(p.returncode == 0, "round %d: a rank exited %d: %s" % (rnd, p.returncode, err[-500:]))
             for m in re.finditer(r"bundle: (\S+)", err):
                 reported.add(os.path.basename(m.group(1)))
@@ -106,7 +106,7 @@ BAD_VALUES = {
     "GPUMEMREC_MAX_DUMPS": "", "GPUMEMREC_MAX_TOTAL_MB": "99999999999999999999999", "GPUMEMREC_LOG_LEVEL": "loud",
     "GPUMEMREC_DISABLE": "maybe", "GPUMEMREC_PYTHON_STACKS": "2", "GPUMEMREC_LIMIT": "huge",
     "GPUMEMREC_FAIL_AFTER": "-5", "GPUMEMREC_DUMP_SIGNAL": "KILL", "GPUMEMREC_DUMP_AT_EXIT": "sometimes",
-    "GPUMEMREC_FOLLOW_EXEC": "perhaps",
+    "GPUMEMREC_FOLLOW_EXEC": "perhaps", "GPUMEMREC_EXIT_WAIT_S": "soon",
 }
 
 
@@ -154,10 +154,10 @@ def nvcc(name):
             return "skip"
         env = {k: v for k, v in os.environ.items() if not k.startswith("GPUMEMREC_")}
         env.pop("LD_PRELOAD", None)
-        a = subprocess.run([exe], env=env, capture_output=True, text=True, timeout=60)
+        a = subprocess.run([exe], env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
         env["LD_PRELOAD"] = preload_env()  # the sanitizer's runtime first in the sanitizer builds
         env["GPUMEMREC_DIR"] = "/tmp/gpumemrec-nvcc-unused"
-        b = subprocess.run([exe], env=env, capture_output=True, text=True, timeout=60)
+        b = subprocess.run([exe], env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
         check(a.returncode == b.returncode, "exit code %d vs %d" % (a.returncode, b.returncode))
         check(a.stdout == b.stdout, "NVIDIA runtime output differs with the shim:\n%s\n---\n%s" % (a.stdout, b.stdout))
         check(a.stdout.strip(), "program printed nothing")

@@ -17,10 +17,11 @@ import stat
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
-from gm_e2e import (BUILD, PRELOAD_PREFIX, SHIM, Bundle, Failure, base_env, check, check_live_matches_ledger, main,
-                    normalized, preload_env, program, run)
+from gm_e2e import (BUILD, PRELOAD_PREFIX, RUN_TIMEOUT_S, SHIM, Bundle, Failure, base_env, check,
+                    check_live_matches_ledger, main, normalized, preload_env, program, run)
 
 SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 HARD = os.path.join(BUILD, "tests", "hardening")
@@ -191,12 +192,26 @@ def dump_while_running():
     p = subprocess.Popen([program("mt_alloc"), "8", "150000", str(1 << 20)], env=env, cwd=workdir,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     sent = 0
-    time.sleep(0.2)
-    while p.poll() is None and sent < 5:
-        p.send_signal(signal.SIGUSR2)
-        sent += 1
-        time.sleep(0.3)
-    out, err = p.communicate(timeout=300)
+    # Signalled only once the program says it runs (its START line): the
+    # recorder's handler is installed by then (its constructor ran before
+    # main). A signal sent before that would take the default action and kill
+    # the program, which a loaded machine or a sanitizer made likely with a
+    # fixed 0.2 s. A watchdog ends a program that never says it.
+    watchdog = threading.Timer(300, p.kill)
+    watchdog.start()
+    try:
+        first = p.stdout.readline()
+        check(first.startswith("START "), "mt_alloc did not start: %r" % first)
+        # Paced, not timed: the signals land while the threads allocate (the
+        # program runs 8 x 150000 iterations); any that come after its end are
+        # not sent (poll).
+        while p.poll() is None and sent < 5:
+            p.send_signal(signal.SIGUSR2)
+            sent += 1
+            time.sleep(0.3)
+        out, err = p.communicate(timeout=300)
+    finally:
+        watchdog.cancel()
     check(p.returncode == 0, "mt_alloc exited %d: %s" % (p.returncode, err[-800:]))
     no_tmp_left(dumpdir)
     sig = [Bundle(os.path.join(dumpdir, n)) for n in sorted(os.listdir(dumpdir)) if n.startswith("oom_dump_")]
@@ -260,7 +275,7 @@ def python_mp(method):
         if SANITIZED:
             return "skip"  # the interpreter itself is not instrumented
         script = os.path.join(SRC, "tests", "hardening", "mp_children.py")
-        r = run([sys.executable, script, method, "3"], capacity=64 << 20, timeout=120,
+        r = run([sys.executable, script, method, "3"], capacity=64 << 20, timeout=RUN_TIMEOUT_S,
                 env_extra={"GPUMEMREC_MAX_DUMPS": "0", "GPUMEMREC_MAX_TOTAL_MB": "0"})
         check(r.rc == 0, "mp_children %s exited %d\n%s\n%s" % (method, r.rc, r.stdout, r.stderr[-2000:]))
         pids = [int(p) for p in re.findall(r"CHILD pid=(\d+) rc=2", r.stdout)]
@@ -360,8 +375,8 @@ def lowmem_rlimit():
     def limit():
         resource.setrlimit(resource.RLIMIT_AS, (1536 << 20, 1536 << 20))
     argv = [hard("lowmem"), "eat", str(64 << 20)]
-    a = run(argv, preload=False, capacity=64 << 20, preexec_fn=limit, timeout=120)
-    b = run(argv, capacity=64 << 20, preexec_fn=limit, timeout=120)
+    a = run(argv, preload=False, capacity=64 << 20, preexec_fn=limit, timeout=RUN_TIMEOUT_S)
+    b = run(argv, capacity=64 << 20, preexec_fn=limit, timeout=RUN_TIMEOUT_S)
     check(a.rc == b.rc == 0, "exit codes %d / %d\n%s" % (a.rc, b.rc, b.stderr[-1500:]))
     check(normalized(a.stdout) == normalized(b.stdout), "output differs:\n%s\n---\n%s" % (a.stdout, b.stdout))
     check("HOST exhausted" in b.stdout and "OOM rc=2" in b.stdout, b.stdout)
@@ -477,13 +492,14 @@ def disk_symlink():
 
 # ---------------------------------------------------------------- 7. bad configuration
 VARS = ["DIR", "RING_EVENTS", "STACK_DEPTH", "EPISODE_MS", "MAX_DUMPS", "MAX_TOTAL_MB", "LOG_LEVEL", "DISABLE",
-        "PYTHON_STACKS", "LIMIT", "FAIL_AFTER", "DUMP_SIGNAL", "DUMP_AT_EXIT", "FOLLOW_EXEC", "RECOVERED"]
+        "PYTHON_STACKS", "LIMIT", "FAIL_AFTER", "DUMP_SIGNAL", "DUMP_AT_EXIT", "FOLLOW_EXEC", "RECOVERED",
+        "EXIT_WAIT_S"]
 BAD = {
     # Any string is a valid directory name: DIR is bad only when empty or too long.
     "malformed": {"RING_EVENTS": "lots", "STACK_DEPTH": "deep", "EPISODE_MS": "1e3", "MAX_DUMPS": "five",
                   "MAX_TOTAL_MB": "12MB", "LOG_LEVEL": "loud", "DISABLE": "maybe", "PYTHON_STACKS": "2",
                   "LIMIT": "huge", "FAIL_AFTER": "0x10", "DUMP_SIGNAL": "KILL", "DUMP_AT_EXIT": "sometimes",
-                  "FOLLOW_EXEC": "perhaps", "RECOVERED": "sometimes"},
+                  "FOLLOW_EXEC": "perhaps", "RECOVERED": "sometimes", "EXIT_WAIT_S": "1m"},
     "negative": {v: "-1" for v in VARS if v != "DIR"},
     "huge": dict({v: "9" * 30 for v in VARS}, DIR="x" * 4000, LOG_LEVEL="x" * 4000, LIMIT="9" * 30 + "TiB"),
     "empty": {v: "" for v in VARS},
@@ -782,7 +798,7 @@ def dump_raises_no_signal_pipe():
         env["GPUMEMREC_DIR"] = os.path.join(workdir, "dumps")
         if preload:
             env["LD_PRELOAD"] = preload_env()
-        p = subprocess.run(argv, env=env, cwd=workdir, stdout=subprocess.PIPE, stderr=w, text=True, timeout=60)
+        p = subprocess.run(argv, env=env, cwd=workdir, stdout=subprocess.PIPE, stderr=w, text=True, timeout=RUN_TIMEOUT_S)
         os.close(w)
         results.append((p.returncode, normalized(p.stdout), workdir))
     (ra, oa, _), (rb, ob, wd) = results
@@ -823,7 +839,7 @@ def exit_during_dump():
         # No ledger: the fake driver writes it at exit with malloc, and this
         # program exits from a signal handler (exit() is not
         # async-signal-safe: the program's own hazard).
-        r = run([hard("exit_in_dump"), str(n)], capacity=1 << 30, timeout=120,
+        r = run([hard("exit_in_dump"), str(n)], capacity=1 << 30, timeout=RUN_TIMEOUT_S,
                 env_extra={"GPUMEMREC_STACK_DEPTH": "4", "GPUMEMREC_DUMP_AT_EXIT": "1", "FAKEGPU_LEDGER": ""})
         if "MISSED" in r.stdout:
             continue  # the bundle was written before the watcher saw it: a bigger one
@@ -944,7 +960,7 @@ def names_pid_namespaces():
     for _ in range(5):
         procs = [subprocess.Popen(argv, env=env, cwd=workdir, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                   text=True) for _ in range(4)]
-        errs = [p.communicate(timeout=60)[1] for p in procs]
+        errs = [p.communicate(timeout=RUN_TIMEOUT_S)[1] for p in procs]
         total += 4
         names = sorted(n for n in os.listdir(dumpdir) if n.startswith("oom_dump_"))
         check(not any(n.startswith(".tmp") for n in os.listdir(dumpdir)), "temporary directory left behind")

@@ -18,8 +18,8 @@ import tempfile
 import threading
 import time
 
-from gm_e2e import (BUILD, PRELOAD_PREFIX, TOOL, Bundle, base_env, check, main, normalized, preload_env, program,
-                    run)
+from gm_e2e import (BUILD, PRELOAD_PREFIX, RUN_TIMEOUT_S, TOOL, Bundle, base_env, check, main, normalized,
+                    preload_env, program, run)
 
 HARD = os.path.join(BUILD, "tests", "hardening")
 SANITIZED = bool(PRELOAD_PREFIX)
@@ -150,6 +150,14 @@ def request_lines(stdout):
 # scheduling noise on a loaded 2-core machine does not reach it while a
 # dump on the failing thread (or a wait for the writer) does.
 STALL_BOUND_US = 100000
+# scripts/under-load.sh runs the suite with a busy loop on every core: a
+# thread then waits for a core for up to a few hundred ms at any moment
+# (260 ms seen in a failing call), which the shim does not control. The
+# bounds are checked 10 times looser there: still far below a dump on the
+# failing thread or a wait for the writer (seconds with a full ring under
+# that load).
+if os.environ.get("GMR_TEST_UNDER_LOAD") == "1":
+    STALL_BOUND_US *= 10
 
 
 def recover_minute():
@@ -363,7 +371,7 @@ def burst_then_fatal():
             b.check_well_formed()  # a late copy is as complete (~7 s a bundle: the others are not checked)
         check(0 < ms < 120000, "%s: frozen_after_failure_ms %r" % (b.name, ms))
         if os.path.exists(TOOL):  # the sanitizer builds (scripts/sanitizers.sh) build the shim, not the CLI
-            rep = subprocess.run([TOOL, "report", b.path], capture_output=True, text=True, timeout=60)
+            rep = subprocess.run([TOOL, "report", b.path], capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
             check(rep.returncode == 0 and "state copied" in rep.stdout, "report of %s:\n%s%s" %
                   (b.name, rep.stdout[-1500:], rep.stderr[-500:]))
     check(late <= len(bundles) - min(2, len(rest)), "%d late bundles of %d: the first two have frozen sets" %
@@ -436,10 +444,10 @@ DEATHS = {  # mode: (exit status as subprocess reports it, what outcome_detail s
 def same_death(argv, expected_rc, env_extra=None):
     """Runs argv without and with the shim: same exit status (or signal) and
     the same output; returns the run with the shim."""
-    a = run(argv, preload=False, preexec_fn=no_core, env_extra=NO_LEDGER, timeout=120)
+    a = run(argv, preload=False, preexec_fn=no_core, env_extra=NO_LEDGER, timeout=RUN_TIMEOUT_S)
     check(a.rc == expected_rc, "%s without the shim: status %d, expected %d (the test is wrong)\n%s" %
           (argv[1:], a.rc, expected_rc, a.stderr[-800:]))
-    b = run(argv, preexec_fn=no_core, env_extra=dict(NO_LEDGER, **(env_extra or {})), timeout=120)
+    b = run(argv, preexec_fn=no_core, env_extra=dict(NO_LEDGER, **(env_extra or {})), timeout=RUN_TIMEOUT_S)
     check(b.rc == a.rc, "%s: status %d with the shim, %d without\n%s" % (argv[1:], b.rc, a.rc, b.stderr[-1500:]))
     check(normalized(a.stdout) == normalized(b.stdout), "%s: output differs with the shim:\n%s\n---\n%s" %
           (argv[1:], a.stdout, b.stdout))
@@ -482,24 +490,35 @@ def start(argv, env_extra=None):
 
 
 def death_after_oom_kill():
-    """SIGKILL one second after the failed call returned: the writer has
-    finished by then (default ring, a few thousand live allocations); the
-    verdict was never known: outcome "unknown". Killed 5 s after a failure
-    with GPUMEMREC_EPISODE_MS=500: the verdict (fatal) was written before,
-    and its stderr line said."""
-    # Under a sanitizer the writer is several times slower: 4 s instead of 1.
-    # (A window longer than that: the verdict must still be unknown.)
-    kill_after(4.0 if SANITIZED else 1.0, {"GPUMEMREC_EPISODE_MS": "60000"}, "unknown")
-    err = kill_after(5.0, {"GPUMEMREC_EPISODE_MS": "500"}, "fatal")
+    """SIGKILL once the bundle is in place, with a verdict window of 10
+    minutes: the verdict was never known: outcome "unknown". SIGKILL once
+    the stderr line said the verdict, with GPUMEMREC_EPISODE_MS=500: the
+    verdict (fatal) was written before it was said. Both wait for what the
+    program shows, not for a time (a loaded machine makes the writer slow)."""
+    kill_after("bundle", {"GPUMEMREC_EPISODE_MS": "600000"}, "unknown")
+    err = kill_after("said", {"GPUMEMREC_EPISODE_MS": "500"}, "fatal")
     lines = [l for l in shim_lines(err) if "bundle: " in l]
     check(len(lines) == 1 and "not recovered (fatal)" in lines[0], "the verdict was not said before the kill:\n%s"
           % err[-1500:])
 
 
-def kill_after(seconds, env_extra, outcome):
+def published(dumpdir):
+    return os.path.isdir(dumpdir) and any(n.startswith("oom_dump_") for n in os.listdir(dumpdir))
+
+
+# How long the program may take to show what kill_after waits for: only a hang
+# reaches it (the writer takes well under a second on a quiet machine).
+KILL_AFTER_LIMIT_S = 240
+
+
+def kill_after(when, env_extra, outcome):
+    """Runs after_oom (it fails, then waits for ever) and sends SIGKILL when
+    `when` is reached: "bundle" = a bundle is in place (renamed: complete),
+    "said" = the shim's stderr line for it came (after its verdict)."""
     p, dumpdir = start([hard("after_oom"), "wait"], dict(NO_LEDGER, **env_extra))
-    watchdog = threading.Timer(120, p.kill)
+    watchdog = threading.Timer(KILL_AFTER_LIMIT_S, p.kill)
     watchdog.start()
+    said = []
     try:
         lines = []
         for line in p.stdout:
@@ -507,21 +526,29 @@ def kill_after(seconds, env_extra, outcome):
             if line.startswith("OOM "):
                 break
         check(lines and lines[-1].startswith("OOM rc=2"), "no out-of-memory line: %s" % lines)
-        time.sleep(seconds)
+        if when == "bundle":
+            while p.poll() is None and not published(dumpdir):
+                time.sleep(0.01)
+        else:
+            for line in p.stderr:
+                said.append(line)
+                if "bundle: " in line:
+                    break
         p.kill()
-        out, err = p.communicate(timeout=60)
+        out, err = p.communicate(timeout=RUN_TIMEOUT_S)
+        err = "".join(said) + err
     finally:
         watchdog.cancel()
     check(p.returncode == -signal.SIGKILL, "status %d (expected the SIGKILL)\n%s" % (p.returncode, err[-1500:]))
     names = sorted(os.listdir(dumpdir)) if os.path.isdir(dumpdir) else []
-    check(not [n for n in names if n.startswith(".tmp")], "half-written bundle %.1f s after the failure: %s" %
-          (seconds, names))
+    check(not [n for n in names if n.startswith(".tmp")], "half-written bundle when killed (%s): %s" %
+          (when, names))
     bundles = [n for n in names if n.startswith("oom_dump_")]
     check(len(bundles) == 1, "expected one bundle, found %s\n%s" % (names, err[-1500:]))
     b = Bundle(os.path.join(dumpdir, bundles[0]))
     b.check_well_formed()
     check_outcome(b, outcome)
-    print("death_after_oom_kill after %.1f s: %s" % (seconds, [l for l in err.splitlines() if l.startswith("OOMCALL")]))
+    print("death_after_oom_kill (%s): %s" % (when, [l for l in err.splitlines() if l.startswith("OOMCALL")]))
     return err
 
 
@@ -651,6 +678,50 @@ def oom_then_exec():
         print("note: no delay left a temporary directory; its removal was not exercised")
 
 
+# ---------------------------------------------------------------- 5. the exit wait
+def exit_wait_off(mode):
+    """GPUMEMREC_EXIT_WAIT_S=0: the program ends (exit, or a fatal SIGTERM)
+    while its bundle is being written (the verdict window is 10 minutes, so
+    the writer's job is still open at the end, whatever the machine's load):
+    nothing waits, one stderr line says what was lost, no temporary
+    directory is left, and the program ends as it would without the shim."""
+    def case():
+        rc, _ = DEATHS[mode]
+        b = same_death([hard("after_oom"), mode], rc, {"GPUMEMREC_EXIT_WAIT_S": "0",
+                                                        "GPUMEMREC_EPISODE_MS": "600000"})
+        lines = [l for l in b.stderr.splitlines() if "gave up waiting" in l]
+        when = "at exit" if mode == "exit" else "at a fatal signal"
+        check(len(lines) == 1 and when in lines[0] and "GPUMEMREC_EXIT_WAIT_S=0" in lines[0],
+              "expected one line saying the wait was given up %s:\n%s" % (when, b.stderr[-1500:]))
+        left = os.listdir(b.dumpdir) if os.path.isdir(b.dumpdir) else []
+        check(not [n for n in left if n.startswith(".tmp")], "temporary directory left: %s" % left)
+        for n in left:  # published before the end: complete, its verdict never written
+            bd = Bundle(os.path.join(b.dumpdir, n))
+            bd.check_well_formed()
+            check_outcome(bd, "unknown")
+        print("exit_wait_off %s: %s; left %s" % (mode, lines[0], left))
+    return case
+
+
+BIG_LIVE = 2100000
+
+
+def exit_big_live_set():
+    """2.1M live allocations, then an out-of-memory failure, then exit(3) at
+    once: exit waits while the writer makes progress (GPUMEMREC_EXIT_WAIT_S,
+    60 s), so the bundle is complete, fatal, with every allocation listed;
+    no temporary directory, nothing said about giving up."""
+    b = run([hard("after_oom"), "exit", "0", "none", str(BIG_LIVE)], preexec_fn=no_core, capacity=64 << 30,
+            env_extra=NO_LEDGER, timeout=400)
+    check(b.rc == 3, "status %d\n%s" % (b.rc, b.stderr[-1500:]))
+    check("gave up" not in b.stderr, "the exit wait gave up:\n%s" % b.stderr[-1500:])
+    bundle = b.only_bundle()
+    bundle.check_well_formed()
+    check_outcome(bundle, "fatal", "exited")
+    live = bundle.metadata["live_allocations"]
+    check(live >= BIG_LIVE, "%d live allocations in the bundle, the program made %d" % (live, BIG_LIVE))
+
+
 CASES = {
     "recover_minute": recover_minute, "recover_threads": recover_threads, "recover_keep": recover_keep,
     "recover_bogus": recover_bogus, "burst_then_fatal": burst_then_fatal,
@@ -659,6 +730,8 @@ CASES = {
     "death_after_oom_segv": death_after_oom("segv"), "death_after_oom_term": death_after_oom("term"),
     "death_after_oom_kill": death_after_oom_kill, "death_after_oom_handlers": death_after_oom_handlers,
     "fork_after_oom": fork_after_oom, "oom_then_exec": oom_then_exec,
+    "exit_wait_off_exit": exit_wait_off("exit"), "exit_wait_off_term": exit_wait_off("term"),
+    "exit_big_live_set": exit_big_live_set,
 }
 
 if __name__ == "__main__":

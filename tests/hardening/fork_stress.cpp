@@ -69,7 +69,7 @@ int main(int argc, char** argv) {
     if (pid == 0) _exit(child_main(chunk));
     int status = 0;
     bool done = false;
-    for (int waited = 0; waited < 2000; ++waited) {  // 20 s
+    for (int waited = 0; waited < 12000; ++waited) {  // 120 s: only a hang, even on a loaded machine
       pid_t w = waitpid(pid, &status, WNOHANG);
       if (w == pid) {
         done = true;

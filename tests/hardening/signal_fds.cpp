@@ -5,7 +5,7 @@
 //   signal_fds [rounds=2] [signal=SIGUSR2]
 //
 // Writes "own file <i>\n" into 16 files own<i>.txt in the working directory,
-// raises the signal `rounds` times (waiting up to 5 s each for a new bundle
+// raises the signal `rounds` times (waiting up to 120 s each for a new bundle
 // in $GPUMEMREC_DIR), then reads the files back.
 // Output: FDS first=<lowest fd of the own files>, BUNDLES n=<new bundles>,
 // OWNFILES intact=<files unchanged>/16, DONE.
@@ -60,7 +60,7 @@ int main(int argc, char** argv) {
   const int before = bundles_in(dir);
   for (int k = 0; k < rounds; ++k) {
     kill(getpid(), sig);
-    for (int i = 0; i < 500 && bundles_in(dir) <= before + k; ++i) usleep(10000);
+    for (int i = 0; i < 12000 && bundles_in(dir) <= before + k; ++i) usleep(10000);  // up to 120 s (loaded machine)
   }
   std::printf("BUNDLES n=%d\n", bundles_in(dir) - before);
   int intact = 0;

@@ -77,6 +77,9 @@ int main(int argc, char** argv) {
   const int iterations = static_cast<int>(prog_parse_size(argc > 2 ? argv[2] : nullptr, 1000));
   const uint64_t max_chunk = prog_parse_size(argc > 3 ? argv[3] : nullptr, 1 << 20);
   printf("START prog=mt_alloc threads=%d iterations=%d max_chunk=%" PRIu64 "\n", threads, iterations, max_chunk);
+  // The ready line: the recorder (its signal handler included) was set up
+  // by its constructor before main; a test may signal once it reads this.
+  fflush(stdout);
 
   std::vector<Worker> workers(static_cast<size_t>(threads));
   std::vector<std::thread> pool;

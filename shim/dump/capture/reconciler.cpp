@@ -11,24 +11,26 @@ constexpr int16_t kDead = INT16_MIN;  // marks a superseded or freed entry
 
 bool is_physical(uint8_t memory_type) { return MemoryType(memory_type) == MemoryType::kPhysical; }
 
-bool by_key(const LiveEntry& a, const LiveEntry& b) {
-  const bool pa = is_physical(a.memory_type), pb = is_physical(b.memory_type);
-  return pa != pb ? pa < pb : a.key < b.key;
-}
-
 }  // namespace
 
-Reconciler::Reconciler(std::vector<LiveEntry> live) : live_(std::move(live)) {
-  std::sort(live_.begin(), live_.end(), by_key);
+Reconciler::Reconciler(std::vector<LiveEntry> live, const Event* ring, size_t count) : live_(std::move(live)) {
+  // Every address the ring names, then the snapshot's entries at them (the
+  // first one, as the live tables hold one entry per key).
+  constexpr size_t kNone = ~size_t(0);
+  index_.reserve(count);
+  for (size_t i = 0; i < count; ++i)
+    if (ring[i].address) index_.emplace(slot_key(ring[i].address, event_memory_type(ring[i]) == MemoryType::kPhysical), kNone);
+  if (index_.empty()) return;
+  for (size_t i = 0; i < live_.size(); ++i) {
+    auto it = index_.find(slot_key(live_[i].key, is_physical(live_[i].memory_type)));
+    if (it != index_.end() && it->second == kNone) it->second = i;
+  }
 }
 
 LiveEntry* Reconciler::find(uint64_t key, bool physical) {
-  LiveEntry probe;
-  probe.key = key;
-  probe.memory_type = uint8_t(physical ? MemoryType::kPhysical : MemoryType::kDevice);
-  auto it = std::lower_bound(live_.begin(), live_.end(), probe, by_key);
-  if (it == live_.end() || it->key != key || is_physical(it->memory_type) != physical) return nullptr;
-  return &*it;
+  auto it = index_.find(slot_key(key, physical));
+  if (it == index_.end() || it->second >= live_.size()) return nullptr;
+  return &live_[it->second];
 }
 
 void Reconciler::apply(const Event& e) {

@@ -9,7 +9,14 @@
 //  - an older entry at an address the ring re-allocates is superseded.
 // Addresses and VMM handles are separate key spaces (a handle can equal an
 // address); "mapping" events and failed allocations (address 0) change nothing.
+//
+// Only the entries whose address the ring names can change: those are
+// indexed (a hash map, built in one pass over the snapshot), the others are
+// left where they are. A live set of 2.1M with a 65,536-event ring used to
+// be sorted by address first (0.6 s of a dump on a loaded machine).
 #pragma once
+#include <cstddef>
+#include <unordered_map>
 #include <vector>
 
 #include "common/event.h"
@@ -19,8 +26,10 @@ namespace gpumemrec {
 
 class Reconciler {
  public:
-  // `live`: the live tables' snapshot, taken before the ring's cut.
-  explicit Reconciler(std::vector<LiveEntry> live);
+  // `live`: the live tables' snapshot, taken before the ring's cut;
+  // `ring`: the events that apply() will be given (their addresses are what
+  // gets indexed).
+  Reconciler(std::vector<LiveEntry> live, const Event* ring, size_t count);
   // Each event of the cut, in seq order.
   void apply(const Event& e);
   // The reconciled live set, largest first (then oldest first).
@@ -31,7 +40,11 @@ class Reconciler {
   void on_alloc(const Event& e, bool physical);
   void on_free(const Event& e, bool physical);
 
-  std::vector<LiveEntry> live_;   // sorted by (physical, key)
+  static uint64_t slot_key(uint64_t key, bool physical) { return key ^ (physical ? 1ull << 63 : 0); }
+
+  std::vector<LiveEntry> live_;
+  // (key, physical) -> index in live_, for the keys the ring names.
+  std::unordered_map<uint64_t, size_t> index_;
   std::vector<LiveEntry> added_;  // allocations the snapshot missed
 };
 

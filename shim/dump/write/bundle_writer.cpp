@@ -34,6 +34,10 @@ void add_optional_pickle(BundleFiles& files, const DumpSnapshot& snap, model::Bu
     GM_DEBUG("no snapshot.pickle in this bundle: ring too large for a snapshot at dump time");
     return;
   }
+  if (model.allocations.size() > kSnapshotMaxLive) {
+    GM_DEBUG("no snapshot.pickle in this bundle: live set too large for a snapshot at dump time");
+    return;
+  }
   std::string why;
   try {
     add_model_events(snap, &model);

@@ -70,7 +70,7 @@ model::Allocation model_allocation(const LiveEntry& a) {
   m.device_id = a.device;
   m.api = hook_name(a.api);
   m.memory_type = memory_type_name(MemoryType(a.memory_type));
-  m.timestamp = seconds(a.time_ns);
+  m.timestamp = double(a.time_ns / 1000) / 1e6;  // whole microseconds, as events.json (format_live_json)
   m.thread_id = a.tid;
   m.stack_id = a.stack_id;
   m.seq = a.seq;

@@ -1,5 +1,6 @@
 #include "shim/dump/write/event_json.h"
 
+#include <cmath>
 #include <cstring>
 
 #include "common/bundle_schema.h"
@@ -106,6 +107,26 @@ void EventJsonContext::set_identity(int pid, const LauncherIdentity& id) {
     append_json_string(tail, id.job_id);
   }
   tail += '}';
+}
+
+size_t format_live_json(char* out, const model::Allocation& a, bool first) {
+  char* p = out;
+  if (!first) *p++ = ',';
+  *p++ = '{';
+  p = u64(put_key(p, key::kAddress, true), a.address);
+  p = u64(put_key(p, key::kSize), a.size);
+  p = i64(put_key(p, key::kDeviceId), a.device_id);
+  p = put_text(put_key(p, key::kApi), a.api.c_str());
+  p = put_text(put_key(p, key::kMemoryType), a.memory_type.c_str());
+  // The model keeps whole microseconds (dump_model.cpp), exactly
+  // representable as a double this side of the year 2255: llround gives
+  // them back, written as events.json writes its timestamps.
+  p = seconds(put_key(p, key::kTimestamp), uint64_t(std::llround(a.timestamp * 1e6)) * 1000);
+  p = u64(put_key(p, key::kThreadId), a.thread_id);
+  p = u64(put_key(p, key::kStackId), a.stack_id);
+  p = u64(put_key(p, key::kSeq), a.seq);
+  *p++ = '}';
+  return size_t(p - out);
 }
 
 size_t format_event_json(char* out, const Event& e, bool first, const EventJsonContext& ctx) {

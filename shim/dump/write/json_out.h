@@ -15,8 +15,9 @@
 #include <cstdlib>
 #include <new>
 
-#include "shim/base/fd_io.h"
 #include "shim/base/dump_memory.h"
+#include "shim/base/dump_progress.h"
+#include "shim/base/fd_io.h"
 
 namespace gpumemrec {
 
@@ -56,6 +57,7 @@ class FdOut {
     if (error_ == 0 && len_ > 0) {
       error_ = fd_write_all(fd_, buf_, len_);
       if (error_ == 0) total_ += len_;
+      dump_progress_step();  // the exit wait follows the writer (dump_progress.h)
     }
     len_ = 0;
   }

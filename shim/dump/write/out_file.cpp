@@ -5,6 +5,7 @@
 #include <cstring>
 #include <string>
 
+#include "shim/base/dump_progress.h"
 #include "shim/dump/write/bundle_files.h"
 
 namespace gpumemrec {
@@ -54,6 +55,7 @@ bool OutFile::finish(std::string* error) {
     *error = std::string("cannot write ") + name_ + ": " + std::strerror(err);
     if (files_.rewrite) unlinkat(files_.dirfd, new_name(name_).c_str(), 0);  // the old file stays
   }
+  if (good) dump_progress_file_done();
   return good;
 }
 

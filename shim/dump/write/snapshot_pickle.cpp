@@ -22,6 +22,10 @@ bool write_snapshot_pickle(BundleFiles& files, const model::Bundle& b, std::stri
     *error = "ring too large for a snapshot at dump time (use gpumemrec export)";
     return false;
   }
+  if (b.allocations.size() > kSnapshotMaxLive) {
+    *error = "live set too large for a snapshot at dump time (use gpumemrec export)";
+    return false;
+  }
   const MemvizPlan plan = build_memviz_plan(b);
   bool ok;
   {

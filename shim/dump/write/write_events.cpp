@@ -46,31 +46,18 @@ bool write_events_json(BundleFiles& files, const BundleContent& c, std::string* 
   return file.finish(error);
 }
 
-namespace {
-
-void write_live(JsonWriter& w, const model::Allocation& a) {
-  w.StartObject();
-  w.Key(key::kAddress); w.Uint64(a.address);
-  w.Key(key::kSize); w.Uint64(a.size);
-  w.Key(key::kDeviceId); w.Int(a.device_id);
-  w.Key(key::kApi); w.String(a.api);
-  w.Key(key::kMemoryType); w.String(a.memory_type);
-  w.Key(key::kTimestamp); w.Double(a.timestamp);
-  w.Key(key::kThreadId); w.Uint(a.thread_id);
-  w.Key(key::kStackId); w.Uint64(a.stack_id);
-  w.Key(key::kSeq); w.Uint64(a.seq);
-  w.EndObject();
-}
-
-}  // namespace
-
 bool write_allocations_json(BundleFiles& files, const BundleContent& c, std::string* error) {
   OutFile file(files, file::kAllocations);
   if (file.ok()) {
-    JsonWriter w(file.out());
-    w.StartArray();
-    for (const model::Allocation& a : c.model.allocations) write_live(w, a);
-    w.EndArray();
+    FdOut& out = file.out();
+    char buf[kMaxLiveJson];
+    out.write("[");
+    bool first = true;
+    for (const model::Allocation& a : c.model.allocations) {
+      out.write(buf, format_live_json(buf, a, first));
+      first = false;
+    }
+    out.write("]");
   }
   return file.finish(error);
 }

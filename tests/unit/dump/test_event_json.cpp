@@ -232,3 +232,48 @@ TEST(EventJson, LongestRecordFits) {
   }
   EXPECT_LT(longest, kMaxEventJson);
 }
+
+// allocations.json records: valid JSON with docs/bundle-format.md's keys, in
+// its order, the timestamp as events.json writes it; the longest fits.
+TEST(LiveJson, KeysValuesAndOrder) {
+  model::Allocation a;
+  a.address = 0x7f0000001000ull;
+  a.size = 268435456;
+  a.timestamp = double(1763733785123456789ull / 1000) / 1e6;  // as dump_model.cpp keeps it
+  a.seq = 77;
+  a.stack_id = 12;
+  a.thread_id = 4243;
+  a.device_id = 1;
+  a.api = "cudaMalloc";
+  a.memory_type = "device";
+  char buf[kMaxLiveJson];
+  const std::string first(buf, format_live_json(buf, a, true));
+  EXPECT_EQ(first, "{\"address\":139637976731648,\"size\":268435456,\"device_id\":1,\"api\":\"cudaMalloc\","
+                   "\"memory_type\":\"device\",\"timestamp\":1763733785.123456,\"thread_id\":4243,\"stack_id\":12,"
+                   "\"seq\":77}");
+  const std::string array = "[" + first + std::string(buf, format_live_json(buf, a, false)) + "]";
+  rapidjson::Document d;
+  d.Parse(array.c_str());
+  ASSERT_FALSE(d.HasParseError());
+  ASSERT_EQ(d.Size(), 2u);
+  EXPECT_EQ(d[1]["address"].GetUint64(), a.address);
+  EXPECT_DOUBLE_EQ(d[1]["timestamp"].GetDouble(), 1763733785.123456);
+}
+
+TEST(LiveJson, LongestRecordFits) {
+  model::Allocation a;
+  a.address = a.size = a.seq = UINT64_MAX;
+  a.timestamp = double(UINT64_MAX / 1000) / 1e6;
+  a.stack_id = a.thread_id = UINT32_MAX;
+  a.device_id = INT16_MIN;
+  size_t longest = 0;
+  for (int api = 0; api < kHookCount; ++api) {
+    for (int t = 0; t <= int(MemoryType::kMapping); ++t) {
+      a.api = hook_name(uint8_t(api));
+      a.memory_type = memory_type_name(MemoryType(t));
+      char buf[4 * kMaxLiveJson];
+      longest = std::max(longest, format_live_json(buf, a, false));
+    }
+  }
+  EXPECT_LT(longest, kMaxLiveJson);
+}

@@ -34,6 +34,14 @@ LiveEntry live(uint64_t key, uint64_t size, uint64_t seq, MemoryType t = MemoryT
   return a;
 }
 
+// The reconciled live set: `live` replayed with `ring` (as finish_snapshot
+// does: the ring given to the constructor, then each event applied).
+std::vector<LiveEntry> reconcile(std::vector<LiveEntry> live, const std::vector<Event>& ring) {
+  Reconciler r(std::move(live), ring.data(), ring.size());
+  for (const Event& e : ring) r.apply(e);
+  return r.finish();
+}
+
 std::vector<uint64_t> keys(const std::vector<LiveEntry>& v) {
   std::vector<uint64_t> out;
   for (auto& a : v) out.push_back(a.key);
@@ -43,17 +51,16 @@ std::vector<uint64_t> keys(const std::vector<LiveEntry>& v) {
 }  // namespace
 
 TEST(Reconciler, KeepsTheSnapshotWhenTheRingAgrees) {
-  Reconciler r({live(0x100, 10, 1), live(0x200, 30, 2)});
-  r.apply(make_event(1, EventKind::kAlloc, 0x100, 10));
-  r.apply(make_event(2, EventKind::kAlloc, 0x200, 30));
-  EXPECT_EQ(keys(r.finish()), (std::vector<uint64_t>{0x200, 0x100}));  // largest first
+  const std::vector<Event> ring = {make_event(1, EventKind::kAlloc, 0x100, 10),
+                                   make_event(2, EventKind::kAlloc, 0x200, 30)};
+  EXPECT_EQ(keys(reconcile({live(0x100, 10, 1), live(0x200, 30, 2)}, ring)),
+            (std::vector<uint64_t>{0x200, 0x100}));  // largest first
 }
 
 TEST(Reconciler, AddsAnAllocationTheSnapshotMissed) {
-  Reconciler r({live(0x100, 10, 1)});
-  r.apply(make_event(1, EventKind::kAlloc, 0x100, 10));
-  r.apply(make_event(2, EventKind::kAlloc, 0x300, 5));  // inserted after its shard was copied
-  auto out = r.finish();
+  const std::vector<Event> ring = {make_event(1, EventKind::kAlloc, 0x100, 10),
+                                   make_event(2, EventKind::kAlloc, 0x300, 5)};  // 0x300: inserted after its shard was copied
+  auto out = reconcile({live(0x100, 10, 1)}, ring);
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(out[1].key, 0x300u);
   EXPECT_EQ(out[1].seq, 2u);
@@ -61,51 +68,67 @@ TEST(Reconciler, AddsAnAllocationTheSnapshotMissed) {
 }
 
 TEST(Reconciler, DropsAnAllocationFreedInTheRing) {
-  Reconciler r({live(0x100, 10, 1), live(0x200, 20, 2)});
-  r.apply(make_event(3, EventKind::kFree, 0x100, 10));
-  EXPECT_EQ(keys(r.finish()), (std::vector<uint64_t>{0x200}));
+  const std::vector<Event> ring = {
+      make_event(3, EventKind::kFree, 0x100, 10)};
+  EXPECT_EQ(keys(reconcile({live(0x100, 10, 1), live(0x200, 20, 2)}, ring)), (std::vector<uint64_t>{0x200}));
 }
 
 TEST(Reconciler, AFreeOlderThanTheListedAllocationKeepsIt) {
   // The address was freed (seq 3) and handed out again (seq 7, listed).
-  Reconciler r({live(0x100, 10, 7)});
-  r.apply(make_event(3, EventKind::kFree, 0x100, 10));
-  r.apply(make_event(7, EventKind::kAlloc, 0x100, 10));
-  auto out = r.finish();
+  const std::vector<Event> ring = {
+      make_event(3, EventKind::kFree, 0x100, 10),
+      make_event(7, EventKind::kAlloc, 0x100, 10)};
+  auto out = reconcile({live(0x100, 10, 7)}, ring);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].seq, 7u);
 }
 
 TEST(Reconciler, AReallocationSupersedesAnOlderEntry) {
-  Reconciler r({live(0x100, 10, 2)});  // missed free of seq 2; seq 9 re-allocates
-  r.apply(make_event(9, EventKind::kAlloc, 0x100, 64));
-  auto out = r.finish();
+  // A missed free of seq 2; seq 9 re-allocates.
+  const std::vector<Event> ring = {
+      make_event(9, EventKind::kAlloc, 0x100, 64)};
+  auto out = reconcile({live(0x100, 10, 2)}, ring);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].seq, 9u);
   EXPECT_EQ(out[0].size, 64u);
 }
 
 TEST(Reconciler, AllocatedAndFreedInTheRingIsNotListed) {
-  Reconciler r({});
-  r.apply(make_event(1, EventKind::kAlloc, 0x100, 10));
-  r.apply(make_event(2, EventKind::kFree, 0x100, 10));
-  EXPECT_TRUE(r.finish().empty());
+  const std::vector<Event> ring = {
+      make_event(1, EventKind::kAlloc, 0x100, 10),
+      make_event(2, EventKind::kFree, 0x100, 10)};
+  EXPECT_TRUE(reconcile({}, ring).empty());
 }
 
 TEST(Reconciler, HandlesAndAddressesAreSeparateKeys) {
-  Reconciler r({live(0x100, 10, 1), live(0x100, 99, 2, MemoryType::kPhysical)});
-  r.apply(make_event(3, EventKind::kFree, 0x100, 99, 0, MemoryType::kPhysical));
-  auto out = r.finish();
+  const std::vector<Event> ring = {
+      make_event(3, EventKind::kFree, 0x100, 99, 0, MemoryType::kPhysical)};
+  auto out = reconcile({live(0x100, 10, 1), live(0x100, 99, 2, MemoryType::kPhysical)}, ring);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(MemoryType(out[0].memory_type), MemoryType::kDevice);
 }
 
+TEST(Reconciler, EntriesTheRingDoesNotNameStayAsTheyAre) {
+  // Only the ring's addresses are indexed: the rest of a big snapshot is
+  // kept untouched (and ordered with it), whatever its order on input.
+  std::vector<LiveEntry> snapshot;
+  for (uint64_t i = 0; i < 1000; ++i) snapshot.push_back(live(0x10000 + 0x100 * ((i * 7919) % 1000), 1 + i % 13, i + 1));
+  const std::vector<Event> ring = {make_event(2000, EventKind::kFree, 0x10000, 1),
+                                   make_event(2001, EventKind::kAlloc, 0x900000, 4096)};
+  const auto out = reconcile(snapshot, ring);
+  ASSERT_EQ(out.size(), 1000u);  // one freed, one added
+  EXPECT_EQ(out[0].key, 0x900000u);
+  for (const LiveEntry& a : out) EXPECT_NE(a.key, 0x10000u);
+  for (size_t i = 1; i < out.size(); ++i)
+    EXPECT_TRUE(out[i - 1].size > out[i].size || (out[i - 1].size == out[i].size && out[i - 1].seq < out[i].seq));
+}
+
 TEST(Reconciler, MappingsAndFailuresChangeNothing) {
-  Reconciler r({live(0x100, 10, 1)});
-  r.apply(make_event(2, EventKind::kUnmap, 0x100, 10, 0, MemoryType::kMapping));
-  r.apply(make_event(3, EventKind::kOom, 0, 1 << 30));
-  r.apply(make_event(4, EventKind::kFreeFailed, 0x100, 10));
-  EXPECT_EQ(keys(r.finish()), (std::vector<uint64_t>{0x100}));
+  const std::vector<Event> ring = {
+      make_event(2, EventKind::kUnmap, 0x100, 10, 0, MemoryType::kMapping),
+      make_event(3, EventKind::kOom, 0, 1 << 30),
+      make_event(4, EventKind::kFreeFailed, 0x100, 10)};
+  EXPECT_EQ(keys(reconcile({live(0x100, 10, 1)}, ring)), (std::vector<uint64_t>{0x100}));
 }
 
 TEST(History, RunningTotalsReplayFromTheLiveSetAtTheCut) {
