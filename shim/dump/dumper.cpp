@@ -448,6 +448,17 @@ void dumper_before_unload() {
   }
 }
 
+// A framework_oom bundle, on the framework's thread: another bundle being
+// written goes first (as long as its writer makes progress: at most 10 s a
+// round; the slot may be taken again between the wait and the try).
+static bool framework_dump(Recorder* r) {
+  for (int round = 0; round < 8; ++round) {
+    if (dump_now(r, DumpReason::kFrameworkOom, nullptr)) return true;
+    if (!dumper_busy() || !wait_while_dumping(kStallMs)) return false;
+  }
+  return false;
+}
+
 int dumper_on_framework_oom(std::shared_ptr<FrameworkReport> report) {
   Recorder* r = recorder();
   if (!r || !g_buffer.data || !g_symbolizer || !g_frozen_ready) return -1;
@@ -463,7 +474,7 @@ int dumper_on_framework_oom(std::shared_ptr<FrameworkReport> report) {
   } else {
     report->episode = 0;
     framework_report_put(std::move(report));
-    ret = dump_when_free(r, DumpReason::kFrameworkOom, kExitWaitMs) ? 1 : -1;
+    ret = framework_dump(r) ? 1 : -1;
     framework_report_take(0);  // not left behind when the bundle could not be written
   }
   errno = saved_errno;
