@@ -12,6 +12,7 @@
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -22,13 +23,15 @@
 
 namespace {
 
-int g_rc = 0;         // what the next calls return
-int g_errno = 0;      // what they leave in errno (0: untouched)
-int g_calls = 0;      // allocation and free calls that reached us
-int g_proc_mode = 0;
+// Atomic: the threads of Wrap.ThreadsRacing* call in at once, as a real
+// driver's callers do (a plain counter handed two threads one address).
+std::atomic<int> g_rc{0};     // what the next calls return
+std::atomic<int> g_errno{0};  // what they leave in errno (0: untouched)
+std::atomic<int> g_calls{0};  // allocation and free calls that reached us
+int g_proc_mode = 0;  // cuGetProcAddress: 0 the exported function, 1 an internal entry
 int g_call_line = 0;  // the line of the call in stub_call_back
-uint64_t g_last_size = 0;  // the size of the last allocation asked for  // cuGetProcAddress: 0 the exported function, 1 an internal entry
-uint64_t g_next = 0x7f1000000000ull;
+std::atomic<uint64_t> g_last_size{0};  // the size of the last allocation asked for
+std::atomic<uint64_t> g_next{0x7f1000000000ull};
 CUresult (*g_inner)(CUdeviceptr*, size_t) = nullptr;
 
 CUresult finish(CUresult rc) {
@@ -40,10 +43,9 @@ CUresult finish(CUresult rc) {
 CUresult internal_alloc(CUdeviceptr* dptr, size_t bytesize) {
   ++g_calls;
   g_last_size = bytesize;
-  if (g_rc) return finish(CUresult(g_rc));
+  if (g_rc) return finish(CUresult(g_rc.load()));
   if (bytesize > (uint64_t(1) << 50)) return finish(CUDA_ERROR_OUT_OF_MEMORY);  // more than any device
-  *dptr = g_next;
-  g_next += (bytesize + 0xfff) & ~uint64_t(0xfff);
+  *dptr = g_next.fetch_add((bytesize + 0xfff) & ~uint64_t(0xfff));
   return finish(CUDA_SUCCESS);
 }
 
@@ -70,7 +72,7 @@ STUB_API CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
 STUB_API CUresult cuMemFree_v2(CUdeviceptr dptr) {
   ++g_calls;
   (void)dptr;
-  return finish(CUresult(g_rc));
+  return finish(CUresult(g_rc.load()));
 }
 
 STUB_API cudaError_t cudaMalloc(void** devPtr, size_t size) {
