@@ -33,6 +33,14 @@ constexpr LibraryRule kLibraryRules[] = {
     {"libhsa-runtime64.so*", FrameClass::kRuntime},
     {"libamd_comgr.so*", FrameClass::kRuntime},
     {"libgpumemrec.so*", FrameClass::kRuntime},
+    // Sanitizer runtimes: their interceptors (backtrace, malloc) sit between
+    // the recorder's stack capture and the program when a build is
+    // instrumented; never the user's code, never the library that asked.
+    {"libasan.so*", FrameClass::kRuntime},
+    {"libtsan.so*", FrameClass::kRuntime},
+    {"libubsan.so*", FrameClass::kRuntime},
+    {"liblsan.so*", FrameClass::kRuntime},
+    {"libclang_rt.*", FrameClass::kRuntime},
     // Foreign-call glue: Python's ctypes and libffi.
     {"libffi.so*", FrameClass::kGlue},
     {"_ctypes.*so*", FrameClass::kGlue},

@@ -208,7 +208,8 @@ TEST_F(BundleFilesTest, VerdictRewriteReplacesOnlyTheVerdictFiles) {
   EXPECT_NE(read_text(dir + "/summary.txt"), summary_before);
   for (const auto& n : list_dir(dir)) EXPECT_EQ(n.find(".new"), std::string::npos) << n;
   std::vector<std::string> listed;
-  for (auto& f : read_json(dir + "/manifest.json")["files"].GetArray()) listed.push_back(f.GetString());
+  const rapidjson::Document manifest = read_json(dir + "/manifest.json");  // outlives the loop (a temporary would not)
+  for (auto& f : manifest["files"].GetArray()) listed.push_back(f.GetString());
   std::sort(listed.begin(), listed.end());
   EXPECT_EQ(listed, list_dir(dir));
 }
