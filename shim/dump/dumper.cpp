@@ -17,6 +17,7 @@
 #include "shim/base/log.h"
 #include "shim/base/absolute_dir.h"
 #include "shim/dump/place/bundle_dir.h"
+#include "shim/dump/place/bundle_name.h"
 #include "shim/dump/write/bundle_writer.h"
 #include "shim/base/dump_memory.h"
 #include "shim/dump/dump_slot.h"
@@ -320,6 +321,7 @@ void exit_dump() {
 // instead (system calls only).
 void wait_for_dump_at_exit() {
   if (dump_slot_held_by_this_thread()) {
+    close_tmp_gate(0);  // this thread is the only writer: nothing to wait for
     int dirfd = -1;
     char tmp[256];
     if (dump_slot_tmp(&dirfd, tmp, sizeof tmp)) remove_bundle_dir(dirfd, tmp);

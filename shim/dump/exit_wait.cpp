@@ -11,6 +11,7 @@
 #include "shim/base/dump_progress.h"
 #include "shim/dump/dump_slot.h"
 #include "shim/dump/place/bundle_dir.h"
+#include "shim/dump/place/bundle_name.h"
 #include "shim/dump/writer_thread.h"
 
 namespace gpumemrec {
@@ -93,8 +94,11 @@ void give_up(ExitWaitEnd why, const char* when, uint64_t waited_ms) {
   }
   l.add("\n");
   (void)!write(2, l.buf, l.len);
-  // The writer may still be creating files in it: a second pass takes what
-  // the first one raced with (openat in a removed directory then fails).
+  // No new temporary directory from here on; one being made now is waited
+  // for, so the removal below sees it. The writer may still be creating files
+  // in it: a second pass takes what the first one raced with (openat in a
+  // removed directory then fails).
+  close_tmp_gate(g_stall_ms.load(std::memory_order_relaxed));
   if (const char* dir = g_dir.load(std::memory_order_acquire)) {
     for (int pass = 0; pass < 2; ++pass) remove_own_tmp_bundles(dir, long(getpid()));
   }
@@ -135,6 +139,9 @@ ExitWaitEnd exit_wait(bool (*done)(), const char* when) {
   return end;
 }
 
-void exit_wait_atfork_child() { g_gave_up.store(false); }
+void exit_wait_atfork_child() {
+  g_gave_up.store(false);
+  reopen_tmp_gate_after_fork();
+}
 
 }  // namespace gpumemrec

@@ -8,11 +8,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 
 #include "shim/base/clock.h"
+#include "shim/base/tls.h"
 
 namespace gpumemrec {
 
@@ -56,6 +58,48 @@ std::string make_bundle_name(uint64_t realtime_ns, Backend backend, int seq, con
   return name;
 }
 
+namespace {
+
+// A Dekker pair: a claimer counts itself in, then reads the gate; the closer
+// shuts the gate, then reads the count. With sequentially consistent order at
+// least one of them sees the other, so either no directory is made or the
+// closer waits until it exists (and removes it).
+std::atomic<bool> g_gate_closed{false};
+std::atomic<int> g_in_gate{0};
+GM_TLS bool t_in_gate;
+
+struct InGate {
+  bool open;
+  InGate() {
+    t_in_gate = true;
+    g_in_gate.fetch_add(1, std::memory_order_seq_cst);
+    open = !g_gate_closed.load(std::memory_order_seq_cst);
+  }
+  ~InGate() {
+    g_in_gate.fetch_sub(1, std::memory_order_seq_cst);
+    t_in_gate = false;
+  }
+};
+
+}  // namespace
+
+bool close_tmp_gate(unsigned max_ms) {
+  g_gate_closed.store(true, std::memory_order_seq_cst);
+  if (t_in_gate) return false;
+  const struct timespec ms = {0, 1000000};
+  for (unsigned waited = 0; g_in_gate.load(std::memory_order_seq_cst) > 0; ++waited) {
+    if (waited >= max_ms) return false;
+    nanosleep(&ms, nullptr);
+  }
+  return true;
+}
+
+void reopen_tmp_gate_after_fork() {
+  g_in_gate.store(0);
+  t_in_gate = false;
+  g_gate_closed.store(false);
+}
+
 int claim_bundle_name(int dirfd, uint64_t realtime_ns, Backend backend, int seq, std::string* name, char* tmp,
                       size_t tmp_size, std::string (*random)()) {
   const std::string host = bundle_host_part();
@@ -63,6 +107,8 @@ int claim_bundle_name(int dirfd, uint64_t realtime_ns, Backend backend, int seq,
   for (int attempt = 0; attempt < 16 && err == EEXIST; ++attempt) {
     *name = make_bundle_name(realtime_ns, backend, seq, host, random());
     std::snprintf(tmp, tmp_size, ".tmp-%s", name->c_str());
+    InGate gate;
+    if (!gate.open) return ECANCELED;
     if (mkdirat(dirfd, tmp, 0700) != 0) {
       err = errno;
       continue;

@@ -32,6 +32,20 @@ std::string make_bundle_name(uint64_t realtime_ns, Backend backend, int seq, con
 int claim_bundle_name(int dirfd, uint64_t realtime_ns, Backend backend, int seq, std::string* name, char* tmp,
                       size_t tmp_size, std::string (*random)() = bundle_random_part);
 
+// The gate every new temporary directory passes. When the exit wait gives up
+// (the process is ending and its bundle is lost) it removes the process's
+// temporary directories; a writer that had not created its directory yet
+// would otherwise create it afterwards, while exit() runs, and leave it
+// behind. close_tmp_gate() shuts the gate (a later claim fails with
+// ECANCELED, creating nothing) and waits, at most max_ms, for a claim already
+// past the gate to finish its mkdir, so that the removal that follows sees
+// it. Returns false when that wait ran out (or this thread is the one inside
+// the gate: a signal handler that interrupted its own claim).
+// Async-signal-safe: atomics and nanosleep only.
+bool close_tmp_gate(unsigned max_ms);
+// In a forked child: the parent's gate, closed or not, is not the child's.
+void reopen_tmp_gate_after_fork();
+
 // renameat2(RENAME_NOREPLACE) where the kernel and file system support it,
 // else renameat (which fails anyway on a non-empty target). 0 or errno.
 int rename_bundle_into_place(int dirfd, const char* tmp, const char* name);

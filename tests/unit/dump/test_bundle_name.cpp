@@ -2,13 +2,17 @@
 // host and a random part; a collision retries instead of losing a bundle.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <dirent.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <regex>
 #include <set>
 #include <string>
+#include <thread>
 
 #include "shim/dump/place/bundle_name.h"
 
@@ -94,6 +98,46 @@ TEST(BundleName, RenameNeverReplacesAnExistingDirectory) {
   EXPECT_NE(rename_bundle_into_place(dirfd, ".tmp-x", "x"), 0);
   ASSERT_EQ(mkdirat(dirfd, ".tmp-y", 0700), 0);
   EXPECT_EQ(rename_bundle_into_place(dirfd, ".tmp-y", "y"), 0);
+  close(dirfd);
+  std::system(("rm -rf " + d).c_str());
+}
+
+// The exit wait's give-up (shim/dump/exit_wait.cpp): once the gate is shut
+// and the directories removed, a writer still claiming names leaves nothing
+// behind, whatever the interleaving.
+TEST(BundleName, ClosedGateLetsNoDirectoryAppearAfterTheRemoval) {
+  const std::string d = make_tmpdir();
+  const int dirfd = open(d.c_str(), O_RDONLY | O_DIRECTORY);
+  ASSERT_GE(dirfd, 0);
+  std::atomic<int> made{0};
+  std::atomic<int> last{0};
+  std::thread writer([&] {
+    for (int seq = 1;; ++seq) {
+      std::string name;
+      char tmp[256];
+      const int err = claim_bundle_name(dirfd, kT, Backend::kCuda, seq, &name, tmp, sizeof tmp);
+      if (err) {
+        last = err;
+        return;
+      }
+      made.fetch_add(1);
+    }
+  });
+  while (made.load() < 50) sched_yield();  // progress, not a clock
+  EXPECT_TRUE(close_tmp_gate(60000));
+  std::system(("find " + d + " -mindepth 1 -delete").c_str());
+  writer.join();
+  EXPECT_EQ(last.load(), ECANCELED);
+  DIR* dir = opendir(d.c_str());
+  int left = 0;
+  while (struct dirent* e = readdir(dir)) left += e->d_name[0] == '.' && e->d_name[1] == 't';
+  closedir(dir);
+  EXPECT_EQ(left, 0) << "a temporary directory appeared after the gate was shut";
+  std::string name;
+  char tmp[256];
+  EXPECT_EQ(claim_bundle_name(dirfd, kT, Backend::kCuda, 1, &name, tmp, sizeof tmp), ECANCELED);
+  reopen_tmp_gate_after_fork();
+  EXPECT_EQ(claim_bundle_name(dirfd, kT, Backend::kCuda, 1, &name, tmp, sizeof tmp), 0);
   close(dirfd);
   std::system(("rm -rf " + d).c_str());
 }
