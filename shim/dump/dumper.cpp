@@ -450,10 +450,24 @@ void dumper_before_unload() {
   }
 }
 
-// A framework_oom bundle, on the framework's thread: another bundle being
-// written goes first (as long as its writer makes progress: at most 10 s a
-// round; the slot may be taken again between the wait and the try).
+// A framework_oom bundle (the framework's report is held: framework_report_put).
+// Frozen on the framework's thread, which is the state at its failure, and
+// written by the writer thread as an out-of-memory bundle is, so the
+// framework's thread returns at once. Python's OOM observer runs on the
+// thread that failed; a program that catches the error and goes on must not
+// wait for our files. Only when no frozen set is free (other bundles being
+// written) or no writer thread can run is it written here, once the other
+// bundle is done (as long as its writer makes progress: at most 10 s a round;
+// the slot may be taken again between the wait and the try).
 static bool framework_dump(Recorder* r) {
+  const int set = freeze_acquire();
+  if (set >= 0 && start_writer()) {
+    if (!prepare_job(r, set, DumpReason::kFrameworkOom, nullptr, 0)) return false;
+    job_of(set).framework = framework_report_take(0);
+    post_to_writer(set);
+    return true;
+  }
+  if (set >= 0) freeze_done(set);
   for (int round = 0; round < 8; ++round) {
     if (dump_now(r, DumpReason::kFrameworkOom, nullptr)) return true;
     if (!dumper_busy() || !wait_while_dumping(kStallMs)) return false;
