@@ -418,6 +418,8 @@ void dumper_on_failure(const FailureInfo& f) {
     // No set and no room to defer it (a burst of episodes while the writer
     // is slow): an event in the other bundles' rings (counted, said at exit).
     missed_failure(f, "other bundles are being written");
+  } else {
+    g_episodes.returned(episode, monotonic_ns());  // the freeze's time is not the program's
   }
   errno = saved_errno;
 }
