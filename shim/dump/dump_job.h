@@ -38,6 +38,7 @@ struct DumpJob {
   FrozenState frozen;
   std::atomic<bool>* awaiting_symbols = nullptr;  // see BundleInput
   uint64_t frozen_late_ns = 0;  // > 0: frozen this long after the failure (deferred, dumper.cpp)
+  model::SignalRequests signal_requests;  // signal dumps: the requests it serves
 };
 
 // What every job shares (dumper.cpp owns it).
