@@ -43,6 +43,7 @@ struct DumpJob {
   // moved out by the job when it fills its input, so that a finished set
   // does not pin it until its next use.
   mutable std::shared_ptr<const FrameworkReport> framework;
+  model::SignalRequests signal_requests;  // signal dumps: the requests it serves
 };
 
 // What every job shares (dumper.cpp owns it).

@@ -25,6 +25,7 @@
 #include "shim/dump/capture/deferred.h"
 #include "shim/dump/dump_job.h"
 #include "shim/dump/exit_wait.h"
+#include "shim/dump/signal_dump.h"
 #include "shim/dump/verdict/episodes.h"
 #include "shim/dump/capture/freeze.h"
 #include "shim/dump/place/retention_check.h"
@@ -123,6 +124,8 @@ bool prepare_job(Recorder* r, int set, DumpReason reason, const FailureInfo* f, 
     else job.devices = query_devices(f ? hook_backend(f->api) : Backend::kCuda, f ? f->device : device_of(reason));
   } catch (...) {
   }
+  // A signal bundle serves every request counted before its freeze.
+  if (reason == DumpReason::kSignal) job.signal_requests = signal_requests_take();
   const char* why = "";
   if (!freeze(r, set, &job.frozen, &why)) {
     freeze_done(set);
