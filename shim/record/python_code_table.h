@@ -8,7 +8,9 @@
 // is on the capturing thread's own frame chain): its name and file name
 // (characters), its first line and instruction count, and its line table
 // (address, length, first 8 bytes). A mismatch makes a NEW entry (new id);
-// ids already handed out keep naming the old function.
+// ids already handed out keep naming the old function. The fields a lookup
+// checks are kept in the code object's slot of the map (one cache line), so
+// a known code object is recognised without reading its entry.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -50,6 +52,15 @@ struct CodeEntry {
   const char* name;          // UTF-8 qualified name (3.10: co_name)
 };
 
+// What a frame word needs of a code object found in the table: its id, and
+// its line per instruction (`units` of them) or its first line.
+struct CodeRef {
+  uint32_t id;
+  uint32_t units;
+  int32_t first_line;
+  const int32_t* lines;
+};
+
 // What reading a code object needs from the interpreter.
 struct Interp {
   const pylayout::Layout* layout = nullptr;
@@ -65,7 +76,7 @@ struct CaptureMemo {
   // its key matched.
   uintptr_t code[kCodes] = {};
   const char* file_obj[kFiles] = {};
-  const CodeEntry* entry[kCodes];
+  CodeRef ref[kCodes];
   const FileEntry* file[kFiles];
   uint32_t next_file = 0;
 };
@@ -75,22 +86,22 @@ bool code_table_init();
 // The child of fork(): the intern lock may have been held by a thread that
 // is gone.
 void code_table_atfork_child();
-// The entry for a live code object on the caller's own frame chain (table
-// lookup and validation); null when the table is full or out of memory.
-const CodeEntry* code_entry_lookup(const char* code, const Interp& in, CaptureMemo& memo);
+// A live code object on the caller's own frame chain (table lookup and
+// validation); false when the table is full or out of memory.
+bool code_ref_lookup(const char* code, const Interp& in, CaptureMemo& memo, CodeRef* out);
 // The same, answered from the capture's memo when this code object was
-// already looked up in this capture (recursion, repeated methods).
-inline const CodeEntry* code_entry_for(const char* code, const Interp& in, CaptureMemo& memo) {
+// already looked up in this capture (recursion, repeated methods); null
+// when the table is full or out of memory.
+inline const CodeRef* code_ref_for(const char* code, const Interp& in, CaptureMemo& memo) {
   uintptr_t key = reinterpret_cast<uintptr_t>(code);
   uint32_t m = uint32_t(key >> 5) & (CaptureMemo::kCodes - 1);
-  if (memo.code[m] == key) return memo.entry[m];
-  const CodeEntry* e = code_entry_lookup(code, in, memo);
-  if (e) {
-    memo.code[m] = key;
-    memo.entry[m] = e;
-  }
-  return e;
+  if (memo.code[m] == key) return &memo.ref[m];
+  if (!code_ref_lookup(code, in, memo, &memo.ref[m])) return nullptr;
+  memo.code[m] = key;
+  return &memo.ref[m];
 }
+// The entry of a live code object (the same lookup; tests and tools).
+const CodeEntry* code_entry_lookup(const char* code, const Interp& in, CaptureMemo& memo);
 // Dump time: the entry of an id, null when unknown.
 const CodeEntry* code_entry_by_id(uint64_t id);
 // Entries made so far (ids 1 .. count); for tests and the docs' figures.

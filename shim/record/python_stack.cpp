@@ -22,7 +22,8 @@
 //      returns, and every code object on it is kept alive by its frame.
 //   3. Each code object is looked up in the intern table
 //      (python_code_table.h), which validates the entry against the live
-//      object on every lookup and never touches a reference count.
+//      object on every lookup (the checked fields are in the code object's
+//      slot: one cache line) and never touches a reference count.
 //   4. The frame word is kPythonFrameTag | id << 24 | line: the line is
 //      looked up per instruction offset (an array index), so two events on
 //      the same line share one stack id.
@@ -92,10 +93,10 @@ inline uint64_t frame_word(uint32_t id, int32_t line) {
 }
 
 inline uint64_t word_for(const char* code, int32_t unit, const pycode::Interp& in, pycode::CaptureMemo& memo) {
-  const pycode::CodeEntry* e = pycode::code_entry_for(code, in, memo);
-  if (__builtin_expect(e == nullptr, 0)) return frame_word(0, 0);
-  int32_t line = (unit >= 0 && uint32_t(unit) < e->units) ? e->lines[unit] : e->first_line;
-  return frame_word(e->id, line);
+  const pycode::CodeRef* r = pycode::code_ref_for(code, in, memo);
+  if (__builtin_expect(r == nullptr, 0)) return frame_word(0, 0);
+  int32_t line = (unit >= 0 && uint32_t(unit) < r->units) ? r->lines[unit] : r->first_line;
+  return frame_word(r->id, line);
 }
 
 // The frames of the calling thread, whose own state is `ts`. Whether it
