@@ -181,13 +181,17 @@ bool same_file(const char* obj, const Interp& in, const FileEntry* f, CaptureMem
 
 constexpr int kStrHash = 24;  // PyASCIIObject.hash (Py_hash_t; -1 = not computed)
 
-// The first 8 bytes of a line table (zero-padded when shorter). One 8-byte
-// load in the usual case: a variable-length copy into `head` followed by its
-// 8-byte read stalls (no store-to-load forwarding).
+// The first 8 bytes of a line table (zero-padded when shorter), as a
+// little-endian word. Never through memory: a variable-length copy into a
+// word followed by its 8-byte read stalls (no store-to-load forwarding),
+// and short tables (3.10's PEP 626 tables of small functions) are common.
 inline uint64_t table_head(const uint8_t* t, uint32_t n) {
   uint64_t head = 0;
-  if (n >= 8) std::memcpy(&head, t, 8);
-  else if (n > 0) std::memcpy(&head, t, n);
+  if (n >= 8) {
+    std::memcpy(&head, t, 8);
+    return head;
+  }
+  for (uint32_t i = 0; i < n; ++i) head |= uint64_t(t[i]) << (8 * i);
   return head;
 }
 

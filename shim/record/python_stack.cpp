@@ -175,6 +175,9 @@ bool find_python() {
   if (!layout) why = "this version's frame layout is not known";
   else if (api.free_threaded) why = "free-threaded builds are not supported";
   else if (!api.current_tstate || !api.gilstate_this || !api.code_type) why = "interpreter symbols are missing";
+  // The code table (28 MiB of address space, MAP_NORESERVE) only for a
+  // process that runs Python.
+  else if (!pycode::code_table_init()) why = "no memory could be reserved for its code objects";
   if (!why) {
     api.layout = layout;
     api.tstate_thread_local = api.minor >= 12;
@@ -195,10 +198,6 @@ void python_stack_init(bool enabled) {
     return;
   }
   static bool atfork_registered = false;
-  if (!pycode::code_table_init()) {
-    GM_WARN("cannot reserve memory for Python code objects; Python stacks are off");
-    return;
-  }
   if (!atfork_registered) {
     atfork_registered = true;
     pthread_atfork(nullptr, nullptr, atfork_child);
