@@ -116,6 +116,11 @@ inline uint32_t clip_bytes(const StrView& v) {
   return uint32_t(chars) * v.kind;
 }
 
+// 3.11+: the index of the first instruction after the prologue; 0 for 3.10.
+inline int32_t first_traceable(const char* code, const Layout& L) {
+  return L.code_firsttraceable >= 0 ? load_i32(code + L.code_firsttraceable) : 0;
+}
+
 // Instructions (code units) of a code object.
 inline uint32_t code_units(const char* code, const Layout& L) {
   int64_t units;
@@ -451,7 +456,7 @@ bool intern(const char* code, const Interp& in, CaptureMemo& memo, CodeRef* out)
   }
   unlock();
   if (!e) return false;
-  *out = CodeRef{e->id, e->units, e->first_line, e->lines};
+  *out = CodeRef{e->id, e->units, e->first_line, first_traceable(code, *in.layout), e->lines};
   return true;
 }
 
@@ -484,7 +489,7 @@ bool code_ref_lookup(const char* code, const Interp& in, CaptureMemo& memo, Code
   SlotView v;
   bool remember = false;
   if (s && read_slot(*s, &v) && slot_matches(v, code, in, memo, &remember) && !remember) {
-    *out = CodeRef{v.id, v.units, v.first_line, v.lines};
+    *out = CodeRef{v.id, v.units, v.first_line, first_traceable(code, *in.layout), v.lines};
     return true;
   }
   return intern(code, in, memo, out);

@@ -53,11 +53,15 @@ struct CodeEntry {
 };
 
 // What a frame word needs of a code object found in the table: its id, and
-// its line per instruction (`units` of them) or its first line.
+// its line per instruction (`units` of them) or its first line; and the
+// index of its first traceable instruction (3.11+ `_co_firsttraceable`, read
+// from the live object; 0 for 3.10), so that a frame whose code object is
+// in the capture's memo needs nothing more of the code object.
 struct CodeRef {
   uint32_t id;
   uint32_t units;
   int32_t first_line;
+  int32_t first_traceable;
   const int32_t* lines;
 };
 
@@ -92,13 +96,24 @@ bool code_ref_lookup(const char* code, const Interp& in, CaptureMemo& memo, Code
 // The same, answered from the capture's memo when this code object was
 // already looked up in this capture (recursion, repeated methods); null
 // when the table is full or out of memory.
-inline const CodeRef* code_ref_for(const char* code, const Interp& in, CaptureMemo& memo) {
-  uintptr_t key = reinterpret_cast<uintptr_t>(code);
-  uint32_t m = uint32_t(key >> 5) & (CaptureMemo::kCodes - 1);
-  if (memo.code[m] == key) return &memo.ref[m];
+inline uint32_t memo_index(const char* code) {
+  return uint32_t(reinterpret_cast<uintptr_t>(code) >> 5) & (CaptureMemo::kCodes - 1);
+}
+// The memo's answer alone (null: not looked up yet in this capture).
+inline const CodeRef* code_ref_memo(const char* code, const CaptureMemo& memo) {
+  uint32_t m = memo_index(code);
+  return memo.code[m] == reinterpret_cast<uintptr_t>(code) ? &memo.ref[m] : nullptr;
+}
+// The table's answer, kept in the memo.
+inline const CodeRef* code_ref_add(const char* code, const Interp& in, CaptureMemo& memo) {
+  uint32_t m = memo_index(code);
   if (!code_ref_lookup(code, in, memo, &memo.ref[m])) return nullptr;
-  memo.code[m] = key;
+  memo.code[m] = reinterpret_cast<uintptr_t>(code);
   return &memo.ref[m];
+}
+inline const CodeRef* code_ref_for(const char* code, const Interp& in, CaptureMemo& memo) {
+  const CodeRef* r = code_ref_memo(code, memo);
+  return r ? r : code_ref_add(code, in, memo);
 }
 // The entry of a live code object (the same lookup; tests and tools).
 const CodeEntry* code_entry_lookup(const char* code, const Interp& in, CaptureMemo& memo);

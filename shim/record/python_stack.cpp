@@ -92,8 +92,8 @@ inline uint64_t frame_word(uint32_t id, int32_t line) {
   return kPythonFrameTag | (uint64_t(id) << kIdShift) | l;
 }
 
-inline uint64_t word_for(const char* code, int32_t unit, const pycode::Interp& in, pycode::CaptureMemo& memo) {
-  const pycode::CodeRef* r = pycode::code_ref_for(code, in, memo);
+// r null: the table is full or out of memory.
+inline uint64_t word_of(const pycode::CodeRef* r, int32_t unit) {
   if (__builtin_expect(r == nullptr, 0)) return frame_word(0, 0);
   int32_t line = (unit >= 0 && uint32_t(unit) < r->units) ? r->lines[unit] : r->first_line;
   return frame_word(r->id, line);
@@ -113,7 +113,7 @@ uint32_t walk_frames(const char* ts, uint64_t* out, uint32_t max) {
   if (L.frame_kind == FrameKind::kFrameObject) {
     for (uint32_t guard = 0; frame && n < max && guard < 100000; ++guard) {
       const char* code = load_ptr(frame + L.frame_code);
-      if (code) out[n++] = word_for(code, load_i32(frame + L.frame_instr), in, memo);
+      if (code) out[n++] = word_of(pycode::code_ref_for(code, in, memo), load_i32(frame + L.frame_instr));
       frame = load_ptr(frame + L.frame_previous);
     }
     return n;
@@ -124,16 +124,21 @@ uint32_t walk_frames(const char* ts, uint64_t* out, uint32_t max) {
     if (owner == pylayout::kOwnedByCStack) continue;
     const char* code = load_ptr(frame + L.frame_code);
     if (!code) continue;
-    if (check_type && load_ptr(code + pylayout::kObType) != g_api.code_type) continue;
+    // A code object already looked up in this capture (it passed the type
+    // check then) is answered by the memo without reading it again.
+    const pycode::CodeRef* r = pycode::code_ref_memo(code, memo);
+    if (!r) {
+      if (check_type && load_ptr(code + pylayout::kObType) != g_api.code_type) continue;
+      r = pycode::code_ref_add(code, in, memo);
+    }
     const char* first = code + L.code_adaptive;
     const char* ip = load_ptr(frame + L.frame_instr);
     // Incomplete frame (being set up, or running its prologue): CPython
-    // itself hides these.
-    if (owner != pylayout::kOwnedByGenerator &&
-        ip < first + int64_t(load_i32(code + L.code_firsttraceable)) * pylayout::kCodeUnit)
-      continue;
+    // itself hides these (_PyFrame_IsIncomplete).
+    int32_t traceable = r ? r->first_traceable : load_i32(code + L.code_firsttraceable);
+    if (owner != pylayout::kOwnedByGenerator && ip < first + int64_t(traceable) * pylayout::kCodeUnit) continue;
     int64_t unit = (ip - first) / pylayout::kCodeUnit;
-    out[n++] = word_for(code, unit < 0 || unit > INT32_MAX ? -1 : int32_t(unit), in, memo);
+    out[n++] = word_of(r, unit < 0 || unit > INT32_MAX ? -1 : int32_t(unit));
   }
   return n;
 }
