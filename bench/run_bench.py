@@ -7,8 +7,13 @@ settings, interleaving the runs (every run of one repetition in a shuffled
 order, baseline and shim runs mixed) and reporting medians over the
 repetitions of the per-repetition difference (shim - baseline of the same
 repetition). Then the recorder's memory and the time to write a large dump.
+The null-driver rows run bench/alloc_bench_null (the same program against
+bench/null_cudart.cpp, a driver that shares nothing between threads) at
+1..16 threads, stacks off and native 32, each beside its floor (the same
+program without the shim, same repetition): the recorder's own cost as
+threads are added; --chrt runs them again under `chrt -f 1`.
 
-  python3 bench/run_bench.py [--build-dir build] [--reps 9] [--quick]
+  python3 bench/run_bench.py [--build-dir build] [--reps 9] [--quick] [--only-null|--only-python] [--chrt]
 
 The primary metric is the allocating thread's CPU time per pair
 (CLOCK_THREAD_CPUTIME_ID): on a shared, oversubscribed machine the wall time
@@ -53,11 +58,12 @@ class Runner:
         self.shim = os.path.join(b, "bin", "libgpumemrec.so")
         self.fakes = os.path.join(b, "tests", "fakes")
         self.cbench = os.path.join(b, "bench", "alloc_bench")
+        self.nbench = os.path.join(b, "bench", "alloc_bench_null")  # against bench/null_cudart.cpp
         self.sizes = os.path.join(b, "bench", "bench_sizes")
         self.pybench = os.path.join(HERE, "alloc_bench.py")
         self.cudart = os.path.join(self.fakes, "libcudart.so.13")
         self.python = args.python or sys.executable
-        for p in (self.shim, self.cbench, self.cudart):
+        for p in (self.shim, self.cbench, self.nbench, self.cudart):
             if not os.path.exists(p):
                 sys.exit("run_bench: %s is missing: build first (cmake --build %s)" % (p, b))
         self.tmp = tempfile.mkdtemp(prefix="gpumemrec-bench-")
@@ -130,6 +136,54 @@ def fmt_ns(v):
     return "%.0f" % v
 
 
+def null_jobs(r, args, argv):
+    """The null-driver group: (setting label, threads, shim job, floor job)
+    for every thread count, stacks off and native 32, and, with --chrt, the
+    same under `chrt -f 1` (SCHED_FIFO: the threads run on both cores without
+    being preempted by the machine's other processes, so what they share
+    shows). Every row has its own floor: the same program without the shim,
+    same scheduling, same repetition."""
+    scheds = [("", [])] + ([("fifo ", ["chrt", "-f", "1"])] if args.chrt else [])
+    settings = (("stacks off", {"GPUMEMREC_STACK_DEPTH": "0", "GPUMEMREC_PYTHON_STACKS": "0"}),
+                ("native 32", {"GPUMEMREC_STACK_DEPTH": "32", "GPUMEMREC_PYTHON_STACKS": "0"}))
+    rows = []
+    for prefix, sched in scheds:
+        for label, env in settings:
+            for t in (int(x) for x in args.null_threads.split(",")):
+                cmd = sched + argv(t, args.pairs)
+                rows.append((prefix + label, t, r.job("null", cmd, env), r.job("null", cmd, None)))
+    return rows
+
+
+def print_null(w, rows):
+    """Per call (a pair is 2 calls): the floor, with the shim, what the shim
+    adds (median and spread of the per-repetition differences), the ratio to
+    the floor and the added cost's ratio to 1 thread of the same setting.
+    Target: stacks off, 2..16 threads within 1.2x of 1 thread."""
+    f = "cpu_ns_per_pair"
+    w("")
+    w("null driver (bench/null_cudart.cpp: lock-free alloc/free, nothing shared between threads): ns per recorded"
+      " call = thread CPU time / calls, mean over threads; floor = the same program without the shim, same run")
+    hdr = "%-18s %3s %10s %10s %20s %8s %10s %s" % (
+        "setting", "T", "floor", "with shim", "added (min..max)", "x floor", "added/T=1", "target")
+    w(hdr)
+    w("-" * len(hdr))
+    one = {}
+    for label, t, sj, bj in rows:
+        d = [(float(a[f]) - float(b[f])) / 2 for a, b in zip(sj.results, bj.results) if a and b]
+        base, shim, added = med(values(bj, f)), med(values(sj, f)), med(d)
+        if t == 1:
+            one[label] = added
+        ratio = added / one[label] if added is not None and one.get(label) else None
+        target = ""
+        if label.endswith("stacks off") and t > 1 and ratio is not None:
+            target = "<= 1.2x: " + ("yes" if ratio <= 1.2 else "NO")
+        w("%-18s %3d %10s %10s %20s %8s %10s %s" % (
+            label, t, fmt_ns(base and base / 2), fmt_ns(shim and shim / 2),
+            "%s (%s..%s)" % (fmt_ns(added), fmt_ns(min(d) if d else None), fmt_ns(max(d) if d else None)),
+            "%.2f" % (shim / base) if base and shim else "n/a", "%.2fx" % ratio if ratio else "n/a", target))
+
+
 def python_stacks_available(r):
     """Runs the Python bench once under the shim with an out-of-memory at the
     end and looks for Python frames in the bundle's stacks.json. Returns
@@ -183,11 +237,16 @@ def main():
     ap.add_argument("--no-dump", action="store_true")
     ap.add_argument("--no-mem", action="store_true")
     ap.add_argument("--only-python", action="store_true", help="only the Python rows (implies --no-mem --no-dump)")
+    ap.add_argument("--only-null", action="store_true",
+                    help="only the null-driver thread rows (implies --no-mem --no-dump)")
+    ap.add_argument("--null-threads", default="1,2,4,8,16", help="thread counts of the null-driver rows")
+    ap.add_argument("--chrt", action="store_true",
+                    help="also run the null-driver rows under chrt -f 1 (SCHED_FIFO; needs the privilege)")
     ap.add_argument("--dump-reps", type=int, default=3)
     ap.add_argument("--verbose", "-v", action="store_true")
     args = ap.parse_args()
 
-    if args.only_python:
+    if args.only_python or args.only_null:
         args.no_mem = args.no_dump = True
     if args.quick:
         args.reps, args.pairs, args.py_pairs, args.dump_reps = 1, 2000, 1000, 1
@@ -195,17 +254,23 @@ def main():
     r = Runner(args)
     C = lambda threads, pairs: [r.cbench, "pairs", "--threads", str(threads), "--pairs",
                                 str(max(pairs // threads, 100)), "--depth", str(args.depth), "--warmup", warm]
+    N = lambda threads, pairs: [r.nbench, "pairs", "--threads", str(threads), "--pairs",
+                                str(max(pairs // threads, 100)), "--depth", str(args.depth), "--warmup", warm]
     P = [r.python, r.pybench, "--lib", r.cudart, "--pairs", str(args.py_pairs), "--frames", "20", "--warmup", warm]
     PN = P + ["--nogil"]  # ctypes.CDLL: the GIL is released in each call
 
     off = {"GPUMEMREC_STACK_DEPTH": "0", "GPUMEMREC_PYTHON_STACKS": "0"}
     nat = lambda d: {"GPUMEMREC_STACK_DEPTH": str(d), "GPUMEMREC_PYTHON_STACKS": "0"}
 
-    py_ok, py_detail = python_stacks_available(r)
+    py_ok, py_detail = (False, "not run") if args.only_null else python_stacks_available(r)
 
     # rows: (label, threads, shim job, baseline job, target ns per call, field)
     rows = []
-    c_rows = not args.only_python
+    c_rows = not args.only_python and not args.only_null
+    # The null-driver group: the recorder's own cost with threads (the
+    # driver shares nothing between threads, so only what the recorder
+    # shares shows).
+    null_rows = [] if args.only_python else null_jobs(r, args, N)
     b1 = r.job("c", C(1, args.pairs), None) if c_rows else None
     if c_rows:
         rows.append(("stacks off (STACK_DEPTH=0, PYTHON_STACKS=0)", 1, r.job("c", C(1, args.pairs), off), b1, 100))
@@ -216,18 +281,23 @@ def main():
         bt = r.job("c", C(t, args.pairs), None)
         rows.append(("stacks off, %d threads" % t, t, r.job("c", C(t, args.pairs), off), bt, 100))
         rows.append(("native depth 32, %d threads" % t, t, r.job("c", C(t, args.pairs), nat(32)), bt, 1000))
-    pb = r.job("py", P, None)
-    pbn = r.job("py", PN, None)
+    if args.only_null:
+        P = PN = None
+    pb = r.job("py", P, None) if P else None
+    pbn = r.job("py", PN, None) if PN else None
     both = {"GPUMEMREC_STACK_DEPTH": "32", "GPUMEMREC_PYTHON_STACKS": "1"}
     # (label, shim job, baseline job, target ns per call)
-    py_rows = [
+    py_rows = [] if not P else [
         ("Python program (20 frames): stacks off", r.job("py", P, off), pb, None),
         ("Python program: native 32, Python off", r.job("py", P, nat(32)), pb, None),
         ("GIL released (CDLL): native 32, Python off", r.job("py", PN, nat(32)), pbn, None),
     ]
+    pyonly = {"GPUMEMREC_STACK_DEPTH": "0", "GPUMEMREC_PYTHON_STACKS": "1"}
     if py_ok:
         py_rows.insert(2, ("Python program: native 32 + Python 20 frames", r.job("py", P, both), pb, 600))
         py_rows.append(("GIL released (CDLL): native 32 + Python 20", r.job("py", PN, both), pbn, 600))
+        py_rows.append(("Python 20 frames, native off (GIL held)", r.job("py", P, pyonly), pb, 450))
+        py_rows.append(("Python 20 frames, native off (GIL released)", r.job("py", PN, pyonly), pbn, 450))
 
     t_start = time.time()
     n_jobs = len(r.jobs)
@@ -240,8 +310,8 @@ def main():
     w("median over %d interleaved repetitions of (with shim - without shim) in the same repetition;" % args.reps)
     w("metric: CPU time of the allocating thread per pair (wall in brackets); native stacks from %d frames deep"
       % args.depth)
-    hdr = "%-46s %7s %15s %15s %13s %13s %11s %s" % (
-        "row", "threads", "baseline ns", "with shim ns", "added/pair", "added/call", "target/call", "ok")
+    hdr = "%-46s %7s %15s %15s %13s %13s %7s %11s %s" % (
+        "row", "threads", "baseline ns", "with shim ns", "added/pair", "added/call", "x floor", "target/call", "ok")
     w(hdr)
     w("-" * len(hdr))
 
@@ -254,26 +324,32 @@ def main():
         ok = ""
         if target is not None and per_call is not None:
             ok = "yes" if per_call <= target else "NO (+%.0f)" % (per_call - target)
-        w("%-46s %7s %15s %15s %13s %13s %11s %s" % (
+        w("%-46s %7s %15s %15s %13s %13s %7s %11s %s" % (
             label, threads, fmt_ns(base), fmt_ns(shim),
             "%s [%s]" % (fmt_ns(added), fmt_ns(wadded)), fmt_ns(per_call),
+            "%.2f" % (shim / base) if base and shim else "n/a",
             "" if target is None else "<= %d" % target, ok))
 
     for label, threads, sj, bj, target in rows:
         add_row(label, threads, sj, bj, target, "cpu_ns_per_pair", "wall_ns_per_pair")
     for label, sj, bj, target in py_rows:
         add_row(label, 1, sj, bj, target, "cpu_ns_per_pair", "ns_per_pair")
-    if not py_ok:
-        w("%-46s %7s %15s %15s %13s %13s %11s %s" % (
+    if args.only_null:
+        pass
+    elif not py_ok:
+        w("%-46s %7s %15s %15s %13s %13s %7s %11s %s" % (
             "Python program: native 32 + Python 20 frames", 1, fmt_ns(med(values(pb, "cpu_ns_per_pair"))),
-            "pending", "pending", "pending", "<= 600", "pending (%s)" % py_detail))
+            "pending", "pending", "pending", "", "<= 600", "pending (%s)" % py_detail))
     else:
         w("  (Python stacks: %s)" % py_detail)
         held, rel = (paired(sj, bj, "cpu_ns_per_pair") for label, sj, bj, _ in py_rows
-                     if label.endswith("Python 20 frames") or label.endswith("Python 20"))
+                     if label.endswith("+ Python 20 frames") or label.endswith("+ Python 20"))
         if held is not None and rel is not None and held > 0:
             w("  native 32 + Python 20, added per call: GIL held %.0f ns, GIL released %.0f ns (%+.0f%%; target: "
               "released within 10%% of held)" % (held / 2, rel / 2, 100.0 * (rel - held) / held))
+
+    if null_rows:
+        print_null(w, null_rows)
 
     # ------------------------------------------------------------------ memory
     if not args.no_mem:

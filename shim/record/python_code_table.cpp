@@ -2,15 +2,20 @@
 // count is ever changed; see python_code_table.h and docs/design.md,
 // "Python stacks").
 //
-// Lookup (lock-free): code address -> slot -> the slot's current entry, then
-// the entry is checked against the live code object:
-//   - its line table object's address, length and first 8 bytes, its first
-//     line and its instruction count;
-//   - its name's characters: compared in full, or, when the str object is
-//     the one the entry was made from and has the same cached hash (the
-//     interpreter's own 64-bit hash of the characters, computed once per
-//     str) and length, taken as equal;
+// Lookup (lock-free): code address -> slot, whose one cache line holds the
+// current entry's id, line array and file and the fields it is checked with
+// against the live code object (a seqlock: a slot being rewritten under the
+// intern lock sends the reader to the lock):
+//   - its line table object's address, length and first 8 bytes (folded into
+//     one word: `table`), its first line and its instruction count;
+//   - its name's characters: when the str object is the one last found equal
+//     to the entry's name and has the same cached hash (the interpreter's own
+//     64-bit hash of the characters, computed once per str), taken as equal;
+//     otherwise compared in full with the entry's copy;
 //   - its file name's characters (once per file name object and capture).
+// The entry itself is read only to compare characters. A known code object
+// whose name's hash is computed therefore costs the slot's line, the code
+// object's fields, its line table's header and its name's header.
 // So the function name and file are always right (up to a 64-bit hash
 // collision); a line is wrong only if a code object with the same name,
 // file, first line, instruction count and line-table length died and another
@@ -41,9 +46,31 @@ using pylayout::load_i64;
 using pylayout::load_ptr;
 using pylayout::StrView;
 
-struct Slot {
-  std::atomic<uintptr_t> key;                // code object address; 0 = empty
-  std::atomic<const CodeEntry*> entry;       // the latest entry for it
+// One cache line per code object. Written under g_lock only (seq odd while
+// written); key last, when the slot is new.
+struct alignas(64) Slot {
+  std::atomic<uintptr_t> key;          // code object address; 0 = empty
+  std::atomic<uint32_t> seq;
+  std::atomic<uint32_t> id;            // the latest entry for it (0: none)
+  std::atomic<const int32_t*> lines;   // that entry's line per instruction
+  std::atomic<const FileEntry*> file;  // that entry's file name
+  std::atomic<const char*> name_obj;   // the str last found equal to its name (null: none)
+  std::atomic<int64_t> name_hash;      // that str's cached hash
+  std::atomic<uint64_t> table;         // table_word() of its line table
+  std::atomic<uint32_t> units;
+  std::atomic<int32_t> first_line;
+};
+static_assert(sizeof(Slot) == 64, "a slot is one cache line");
+
+// A slot's fields as one reader saw them.
+struct SlotView {
+  uint32_t id, units;
+  int32_t first_line;
+  const int32_t* lines;
+  const FileEntry* file;
+  const char* name_obj;
+  int64_t name_hash;
+  uint64_t table;
 };
 
 constexpr uint32_t kMaxCodes = 1u << 17;     // ids 1 .. kMaxCodes-1
@@ -87,6 +114,11 @@ struct Live {
 inline uint32_t clip_bytes(const StrView& v) {
   int64_t chars = v.length < kMaxNameChars ? v.length : kMaxNameChars;
   return uint32_t(chars) * v.kind;
+}
+
+// 3.11+: the index of the first instruction after the prologue; 0 for 3.10.
+inline int32_t first_traceable(const char* code, const Layout& L) {
+  return L.code_firsttraceable >= 0 ? load_i32(code + L.code_firsttraceable) : 0;
 }
 
 // Instructions (code units) of a code object.
@@ -141,8 +173,7 @@ inline bool same_chars(const StrView& v, const uint8_t* raw, uint32_t raw_bytes,
 }
 
 // The file check, at most once per file name object and capture.
-bool same_file(const char* code, const Interp& in, const FileEntry* f, CaptureMemo& memo) {
-  const char* obj = load_ptr(code + in.layout->code_filename);
+bool same_file(const char* obj, const Interp& in, const FileEntry* f, CaptureMemo& memo) {
   for (uint32_t i = 0; i < CaptureMemo::kFiles; ++i)
     if (obj && memo.file_obj[i] == obj && memo.file[i] == f) return true;
   StrView v = pylayout::str_view(obj, *in.layout, in.unicode_type);
@@ -155,11 +186,34 @@ bool same_file(const char* code, const Interp& in, const FileEntry* f, CaptureMe
 
 constexpr int kStrHash = 24;  // PyASCIIObject.hash (Py_hash_t; -1 = not computed)
 
-// The first 8 bytes of a line table (zero-padded when shorter).
+// The first 8 bytes of a line table (zero-padded when shorter), as a
+// little-endian word. Never through memory: a variable-length copy into a
+// word followed by its 8-byte read stalls (no store-to-load forwarding),
+// and short tables (3.10's PEP 626 tables of small functions) are common.
 inline uint64_t table_head(const uint8_t* t, uint32_t n) {
   uint64_t head = 0;
-  if (n > 0) std::memcpy(&head, t, n < 8 ? n : 8);
+  if (n >= 8) {
+    std::memcpy(&head, t, 8);
+    return head;
+  }
+  for (uint32_t i = 0; i < n; ++i) head |= uint64_t(t[i]) << (8 * i);
   return head;
+}
+
+// The line table's object address, length and first 8 bytes in one word
+// (odd multipliers: a difference in any one of them always changes it).
+inline uint64_t table_word(const char* obj, uint32_t bytes, uint64_t head) {
+  return uint64_t(uintptr_t(obj)) * 0x9E3779B97F4A7C15ull + uint64_t(bytes) * 0xC2B2AE3D27D4EB4Full +
+         head * 0x165667B19E3779F9ull;
+}
+
+inline const uint8_t* table_data(const char* table) {
+  return table ? reinterpret_cast<const uint8_t*>(table + pylayout::kBytesData) : nullptr;
+}
+
+inline uint32_t table_bytes_of(const char* table) {
+  int64_t tlen = table ? load_i64(table + pylayout::kObSize) : 0;
+  return uint32_t(tlen <= 0 ? 0 : (tlen > kMaxTableBytes ? kMaxTableBytes : tlen));
 }
 
 // The name check (see the top of this file).
@@ -185,14 +239,13 @@ bool matches(const CodeEntry* e, const char* code, const Interp& in, CaptureMemo
   const Layout& L = *in.layout;
   const char* table = load_ptr(code + L.code_linetable);
   if (table != e->table_obj || load_i32(code + L.code_firstlineno) != e->first_line) return false;
-  int64_t tlen = table ? load_i64(table + pylayout::kObSize) : 0;
-  uint32_t tbytes = uint32_t(tlen <= 0 ? 0 : (tlen > kMaxTableBytes ? kMaxTableBytes : tlen));
+  uint32_t tbytes = table_bytes_of(table);
   if (tbytes != e->table_bytes) return false;
-  if (table_head(reinterpret_cast<const uint8_t*>(table + pylayout::kBytesData), tbytes) != e->table_head)
+  if (table_head(table_data(table), tbytes) != e->table_head)
     return false;
   if (code_units(code, L) != e->units) return false;
   if (!same_name(e, load_ptr(code + L.code_name), in)) return false;
-  return same_file(code, in, e->file, memo);
+  return same_file(load_ptr(code + L.code_filename), in, e->file, memo);
 }
 
 void append_utf8(char*& o, uint32_t c) {
@@ -313,22 +366,98 @@ Slot* slot_for(uintptr_t code) {
   return nullptr;
 }
 
-const CodeEntry* intern(const char* code, const Interp& in, CaptureMemo& memo) {
+// Under the lock: the slot now describes entry `e`, whose name has the
+// characters of the live str `name` (remembered only when its hash is
+// known).
+void write_slot(Slot& s, const CodeEntry& e, const char* name, const Interp& in) {
+  StrView v = pylayout::str_view(name, *in.layout, in.unicode_type);
+  int64_t hash = v.kind ? load_i64(name + kStrHash) : -1;
+  const auto rlx = std::memory_order_relaxed;
+  uint32_t seq = s.seq.load(rlx);
+  s.seq.store(seq + 1, rlx);
+  std::atomic_thread_fence(std::memory_order_release);
+  s.id.store(e.id, rlx);
+  s.lines.store(e.lines, rlx);
+  s.file.store(e.file, rlx);
+  s.name_obj.store(hash != -1 ? name : nullptr, rlx);
+  s.name_hash.store(hash, rlx);
+  s.table.store(table_word(e.table_obj, e.table_bytes, e.table_head), rlx);
+  s.units.store(e.units, rlx);
+  s.first_line.store(e.first_line, rlx);
+  s.seq.store(seq + 2, std::memory_order_release);
+}
+
+// A consistent copy of a slot; false while it is being rewritten (or empty).
+inline bool read_slot(const Slot& s, SlotView* v) {
+  const auto rlx = std::memory_order_relaxed;
+  uint32_t seq = s.seq.load(std::memory_order_acquire);
+  v->id = s.id.load(rlx);
+  v->lines = s.lines.load(rlx);
+  v->file = s.file.load(rlx);
+  v->name_obj = s.name_obj.load(rlx);
+  v->name_hash = s.name_hash.load(rlx);
+  v->table = s.table.load(rlx);
+  v->units = s.units.load(rlx);
+  v->first_line = s.first_line.load(rlx);
+  std::atomic_thread_fence(std::memory_order_acquire);
+  return (seq & 1) == 0 && s.seq.load(rlx) == seq && v->id != 0;
+}
+
+// The live name against a slot: the str the slot remembers with the same
+// cached hash, or the entry's characters (then *remember: the slot should
+// remember this str, whose hash is known).
+inline bool slot_name_ok(const SlotView& v, const char* obj, const Interp& in, bool* remember) {
+  // v.name_obj is non-null only with a known hash (!= -1).
+  if (obj && obj == v.name_obj && (!in.unicode_type || load_ptr(obj + pylayout::kObType) == in.unicode_type) &&
+      load_i64(obj + kStrHash) == v.name_hash)
+    return true;
+  const CodeEntry& e = g_entries[v.id];
+  StrView sv = pylayout::str_view(obj, *in.layout, in.unicode_type);
+  if (!same_chars(sv, e.name_raw, e.name_bytes, e.name_kind)) return false;
+  *remember = sv.kind && load_i64(obj + kStrHash) != -1;
+  return true;
+}
+
+// Does the slot describe the live code object? (see the top of this file)
+inline bool slot_matches(const SlotView& v, const char* code, const Interp& in, CaptureMemo& memo, bool* remember) {
+  const Layout& L = *in.layout;
+  if (v.first_line != load_i32(code + L.code_firstlineno) || v.units != code_units(code, L)) return false;
+  const char* table = load_ptr(code + L.code_linetable);
+  uint32_t tbytes = table_bytes_of(table);
+  if (v.table != table_word(table, tbytes, table_head(table_data(table), tbytes))) return false;
+  return slot_name_ok(v, load_ptr(code + L.code_name), in, remember) &&
+         same_file(load_ptr(code + L.code_filename), in, v.file, memo);
+}
+
+inline const Slot* find_slot(uintptr_t key) {
+  uint32_t s = slot_of(key);
+  for (uint32_t probes = 0; probes < kSlots; ++probes, s = (s + 1) & (kSlots - 1)) {
+    uintptr_t k = g_slots[s].key.load(std::memory_order_acquire);
+    if (k == key) return &g_slots[s];
+    if (k == 0) return nullptr;
+  }
+  return nullptr;
+}
+
+// Under the lock: the slot's entry checked in full, a new entry when it
+// does not match, and the slot rewritten from it.
+bool intern(const char* code, const Interp& in, CaptureMemo& memo, CodeRef* out) {
   lock();
   Slot* slot = slot_for(uintptr_t(code));
   const CodeEntry* e = nullptr;
   if (slot) {
-    e = slot->entry.load(std::memory_order_relaxed);
-    if (!e || !matches(e, code, in, memo)) {
-      e = make_entry(code, in);
-      if (e) {
-        slot->entry.store(e, std::memory_order_release);
-        slot->key.store(uintptr_t(code), std::memory_order_release);  // no-op when re-interning
-      }
+    uint32_t id = slot->id.load(std::memory_order_relaxed);
+    e = id ? &g_entries[id] : nullptr;
+    if (!e || !matches(e, code, in, memo)) e = make_entry(code, in);
+    if (e) {
+      write_slot(*slot, *e, load_ptr(code + in.layout->code_name), in);
+      slot->key.store(uintptr_t(code), std::memory_order_release);  // no-op when re-interning
     }
   }
   unlock();
-  return e;
+  if (!e) return false;
+  *out = CodeRef{e->id, e->units, e->first_line, first_traceable(code, *in.layout), e->lines};
+  return true;
 }
 
 }  // namespace
@@ -355,20 +484,20 @@ bool code_table_init() {
 
 void code_table_atfork_child() { g_lock.store(false, std::memory_order_relaxed); }
 
-const CodeEntry* code_entry_lookup(const char* code, const Interp& in, CaptureMemo& memo) {
-  uintptr_t key = uintptr_t(code);
-  const CodeEntry* e = nullptr;
-  uint32_t s = slot_of(key);
-  for (uint32_t probes = 0; probes < kSlots; ++probes, s = (s + 1) & (kSlots - 1)) {
-    uintptr_t k = g_slots[s].key.load(std::memory_order_acquire);
-    if (k == key) {
-      e = g_slots[s].entry.load(std::memory_order_acquire);
-      break;
-    }
-    if (k == 0) break;
+bool code_ref_lookup(const char* code, const Interp& in, CaptureMemo& memo, CodeRef* out) {
+  const Slot* s = find_slot(uintptr_t(code));
+  SlotView v;
+  bool remember = false;
+  if (s && read_slot(*s, &v) && slot_matches(v, code, in, memo, &remember) && !remember) {
+    *out = CodeRef{v.id, v.units, v.first_line, first_traceable(code, *in.layout), v.lines};
+    return true;
   }
-  if (e && matches(e, code, in, memo)) return e;
-  return intern(code, in, memo);
+  return intern(code, in, memo, out);
+}
+
+const CodeEntry* code_entry_lookup(const char* code, const Interp& in, CaptureMemo& memo) {
+  CodeRef r;
+  return code_ref_lookup(code, in, memo, &r) ? &g_entries[r.id] : nullptr;
 }
 
 const CodeEntry* code_entry_by_id(uint64_t id) {

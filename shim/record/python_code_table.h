@@ -8,7 +8,9 @@
 // is on the capturing thread's own frame chain): its name and file name
 // (characters), its first line and instruction count, and its line table
 // (address, length, first 8 bytes). A mismatch makes a NEW entry (new id);
-// ids already handed out keep naming the old function.
+// ids already handed out keep naming the old function. The fields a lookup
+// checks are kept in the code object's slot of the map (one cache line), so
+// a known code object is recognised without reading its entry.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -50,6 +52,19 @@ struct CodeEntry {
   const char* name;          // UTF-8 qualified name (3.10: co_name)
 };
 
+// What a frame word needs of a code object found in the table: its id, and
+// its line per instruction (`units` of them) or its first line; and the
+// index of its first traceable instruction (3.11+ `_co_firsttraceable`, read
+// from the live object; 0 for 3.10), so that a frame whose code object is
+// in the capture's memo needs nothing more of the code object.
+struct CodeRef {
+  uint32_t id;
+  uint32_t units;
+  int32_t first_line;
+  int32_t first_traceable;
+  const int32_t* lines;
+};
+
 // What reading a code object needs from the interpreter.
 struct Interp {
   const pylayout::Layout* layout = nullptr;
@@ -65,7 +80,7 @@ struct CaptureMemo {
   // its key matched.
   uintptr_t code[kCodes] = {};
   const char* file_obj[kFiles] = {};
-  const CodeEntry* entry[kCodes];
+  CodeRef ref[kCodes];
   const FileEntry* file[kFiles];
   uint32_t next_file = 0;
 };
@@ -75,22 +90,33 @@ bool code_table_init();
 // The child of fork(): the intern lock may have been held by a thread that
 // is gone.
 void code_table_atfork_child();
-// The entry for a live code object on the caller's own frame chain (table
-// lookup and validation); null when the table is full or out of memory.
-const CodeEntry* code_entry_lookup(const char* code, const Interp& in, CaptureMemo& memo);
+// A live code object on the caller's own frame chain (table lookup and
+// validation); false when the table is full or out of memory.
+bool code_ref_lookup(const char* code, const Interp& in, CaptureMemo& memo, CodeRef* out);
 // The same, answered from the capture's memo when this code object was
-// already looked up in this capture (recursion, repeated methods).
-inline const CodeEntry* code_entry_for(const char* code, const Interp& in, CaptureMemo& memo) {
-  uintptr_t key = reinterpret_cast<uintptr_t>(code);
-  uint32_t m = uint32_t(key >> 5) & (CaptureMemo::kCodes - 1);
-  if (memo.code[m] == key) return memo.entry[m];
-  const CodeEntry* e = code_entry_lookup(code, in, memo);
-  if (e) {
-    memo.code[m] = key;
-    memo.entry[m] = e;
-  }
-  return e;
+// already looked up in this capture (recursion, repeated methods); null
+// when the table is full or out of memory.
+inline uint32_t memo_index(const char* code) {
+  return uint32_t(reinterpret_cast<uintptr_t>(code) >> 5) & (CaptureMemo::kCodes - 1);
 }
+// The memo's answer alone (null: not looked up yet in this capture).
+inline const CodeRef* code_ref_memo(const char* code, const CaptureMemo& memo) {
+  uint32_t m = memo_index(code);
+  return memo.code[m] == reinterpret_cast<uintptr_t>(code) ? &memo.ref[m] : nullptr;
+}
+// The table's answer, kept in the memo.
+inline const CodeRef* code_ref_add(const char* code, const Interp& in, CaptureMemo& memo) {
+  uint32_t m = memo_index(code);
+  if (!code_ref_lookup(code, in, memo, &memo.ref[m])) return nullptr;
+  memo.code[m] = reinterpret_cast<uintptr_t>(code);
+  return &memo.ref[m];
+}
+inline const CodeRef* code_ref_for(const char* code, const Interp& in, CaptureMemo& memo) {
+  const CodeRef* r = code_ref_memo(code, memo);
+  return r ? r : code_ref_add(code, in, memo);
+}
+// The entry of a live code object (the same lookup; tests and tools).
+const CodeEntry* code_entry_lookup(const char* code, const Interp& in, CaptureMemo& memo);
 // Dump time: the entry of an id, null when unknown.
 const CodeEntry* code_entry_by_id(uint64_t id);
 // Entries made so far (ids 1 .. count); for tests and the docs' figures.

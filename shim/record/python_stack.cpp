@@ -22,7 +22,8 @@
 //      returns, and every code object on it is kept alive by its frame.
 //   3. Each code object is looked up in the intern table
 //      (python_code_table.h), which validates the entry against the live
-//      object on every lookup and never touches a reference count.
+//      object on every lookup (the checked fields are in the code object's
+//      slot: one cache line) and never touches a reference count.
 //   4. The frame word is kPythonFrameTag | id << 24 | line: the line is
 //      looked up per instruction offset (an array index), so two events on
 //      the same line share one stack id.
@@ -91,11 +92,11 @@ inline uint64_t frame_word(uint32_t id, int32_t line) {
   return kPythonFrameTag | (uint64_t(id) << kIdShift) | l;
 }
 
-inline uint64_t word_for(const char* code, int32_t unit, const pycode::Interp& in, pycode::CaptureMemo& memo) {
-  const pycode::CodeEntry* e = pycode::code_entry_for(code, in, memo);
-  if (__builtin_expect(e == nullptr, 0)) return frame_word(0, 0);
-  int32_t line = (unit >= 0 && uint32_t(unit) < e->units) ? e->lines[unit] : e->first_line;
-  return frame_word(e->id, line);
+// r null: the table is full or out of memory.
+inline uint64_t word_of(const pycode::CodeRef* r, int32_t unit) {
+  if (__builtin_expect(r == nullptr, 0)) return frame_word(0, 0);
+  int32_t line = (unit >= 0 && uint32_t(unit) < r->units) ? r->lines[unit] : r->first_line;
+  return frame_word(r->id, line);
 }
 
 // The frames of the calling thread, whose own state is `ts`. Whether it
@@ -112,7 +113,7 @@ uint32_t walk_frames(const char* ts, uint64_t* out, uint32_t max) {
   if (L.frame_kind == FrameKind::kFrameObject) {
     for (uint32_t guard = 0; frame && n < max && guard < 100000; ++guard) {
       const char* code = load_ptr(frame + L.frame_code);
-      if (code) out[n++] = word_for(code, load_i32(frame + L.frame_instr), in, memo);
+      if (code) out[n++] = word_of(pycode::code_ref_for(code, in, memo), load_i32(frame + L.frame_instr));
       frame = load_ptr(frame + L.frame_previous);
     }
     return n;
@@ -123,16 +124,21 @@ uint32_t walk_frames(const char* ts, uint64_t* out, uint32_t max) {
     if (owner == pylayout::kOwnedByCStack) continue;
     const char* code = load_ptr(frame + L.frame_code);
     if (!code) continue;
-    if (check_type && load_ptr(code + pylayout::kObType) != g_api.code_type) continue;
+    // A code object already looked up in this capture (it passed the type
+    // check then) is answered by the memo without reading it again.
+    const pycode::CodeRef* r = pycode::code_ref_memo(code, memo);
+    if (!r) {
+      if (check_type && load_ptr(code + pylayout::kObType) != g_api.code_type) continue;
+      r = pycode::code_ref_add(code, in, memo);
+    }
     const char* first = code + L.code_adaptive;
     const char* ip = load_ptr(frame + L.frame_instr);
     // Incomplete frame (being set up, or running its prologue): CPython
-    // itself hides these.
-    if (owner != pylayout::kOwnedByGenerator &&
-        ip < first + int64_t(load_i32(code + L.code_firsttraceable)) * pylayout::kCodeUnit)
-      continue;
+    // itself hides these (_PyFrame_IsIncomplete).
+    int32_t traceable = r ? r->first_traceable : load_i32(code + L.code_firsttraceable);
+    if (owner != pylayout::kOwnedByGenerator && ip < first + int64_t(traceable) * pylayout::kCodeUnit) continue;
     int64_t unit = (ip - first) / pylayout::kCodeUnit;
-    out[n++] = word_for(code, unit < 0 || unit > INT32_MAX ? -1 : int32_t(unit), in, memo);
+    out[n++] = word_of(r, unit < 0 || unit > INT32_MAX ? -1 : int32_t(unit));
   }
   return n;
 }
@@ -174,6 +180,9 @@ bool find_python() {
   if (!layout) why = "this version's frame layout is not known";
   else if (api.free_threaded) why = "free-threaded builds are not supported";
   else if (!api.current_tstate || !api.gilstate_this || !api.code_type) why = "interpreter symbols are missing";
+  // The code table (28 MiB of address space, MAP_NORESERVE) only for a
+  // process that runs Python.
+  else if (!pycode::code_table_init()) why = "no memory could be reserved for its code objects";
   if (!why) {
     api.layout = layout;
     api.tstate_thread_local = api.minor >= 12;
@@ -194,10 +203,6 @@ void python_stack_init(bool enabled) {
     return;
   }
   static bool atfork_registered = false;
-  if (!pycode::code_table_init()) {
-    GM_WARN("cannot reserve memory for Python code objects; Python stacks are off");
-    return;
-  }
   if (!atfork_registered) {
     atfork_registered = true;
     pthread_atfork(nullptr, nullptr, atfork_child);

@@ -15,22 +15,31 @@ def load(cls):
     lib = cls(sys.argv[1])
     lib.gmr_bench_capture.restype = ctypes.c_double
     lib.gmr_bench_capture.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_int)]
+    lib.gmr_bench_walk.restype = ctypes.c_double
+    lib.gmr_bench_walk.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_int)]
     lib.gmr_bench_status.restype = ctypes.c_char_p
     return lib
 
 
 held = load(ctypes.PyDLL)      # the GIL stays held during the calls
 released = load(ctypes.CDLL)   # the GIL is released during the calls
-held.gmr_bench_init(1)
+held.gmr_bench_init(1, sys.version_info[1])
 
 
 def measure(lib):
-    frames = ctypes.c_int()
-    ns = lib.gmr_bench_capture(ITERS, ctypes.byref(frames))
+    frames, walked = ctypes.c_int(), ctypes.c_int()
+    # Floor and capture alternate (three times each; the best of each) so
+    # that both see the same load.
+    floor, ns = 1e30, 1e30
+    for _ in range(3):
+        floor = min(floor, lib.gmr_bench_walk(ITERS, ctypes.byref(walked)))
+        ns = min(ns, lib.gmr_bench_capture(ITERS, ctypes.byref(frames)))
+    if walked.value != frames.value:
+        sys.exit("the floor walked %d frames, the capture took %d" % (walked.value, frames.value))
     buf = ctypes.create_string_buffer(256)
     line = ctypes.c_int()
     status = lib.gmr_bench_status(buf, 256, ctypes.byref(line)).decode()
-    return ns, frames.value, status, buf.value.decode(), line.value
+    return ns, floor, frames.value, status, buf.value.decode(), line.value
 
 
 def nest(depth, lib):
@@ -48,8 +57,9 @@ exec(compile(src, "<distinct>", "exec"), distinct)
 for label in ("recursion", "distinct"):
     for how, lib in (("GIL held", held), ("GIL released", released)):
         if label == "recursion":
-            ns, frames, status, func, line = nest(DEPTH - 1, lib)
+            ns, floor, frames, status, func, line = nest(DEPTH - 1, lib)
         else:
-            ns, frames, status, func, line = distinct["d_0"](lib)
-        print("capture_python_frames (%s, %s): %.1f ns per event at %d Python frames (status %s, innermost %s:%d)"
-              % (how, label, ns, frames, status, func, line))
+            ns, floor, frames, status, func, line = distinct["d_0"](lib)
+        print("capture_python_frames (%s, %s): %.1f ns per event at %d Python frames (status %s, innermost %s:%d);"
+              " floor (bare walk) %.1f ns, added %.1f ns (%.2fx the floor)"
+              % (how, label, ns, frames, status, func, line, floor, ns - floor, ns / floor))

@@ -125,8 +125,12 @@ TEST_F(CodeTable, SameLiveObjectIsTheSameEntry) {
   EXPECT_EQ(lookup(code), e);
   // Through a capture's memo (recursion): the memo answers.
   CaptureMemo memo;
-  EXPECT_EQ(code_entry_for(code, interp(), memo), e);
-  EXPECT_EQ(code_entry_for(code, interp(), memo), e);
+  const CodeRef* first = code_ref_for(code, interp(), memo);
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(first->id, e->id);
+  EXPECT_EQ(first->lines, e->lines);
+  EXPECT_EQ(first->units, e->units);
+  EXPECT_EQ(code_ref_for(code, interp(), memo), first);
   EXPECT_EQ(code_entry_count(), count);
   // An equal name in another str object (a re-created qualname): the same
   // function, the same id.
@@ -167,6 +171,34 @@ TEST_F(CodeTable, AnotherObjectAtTheSameAddressGetsANewId) {
   EXPECT_NE(retabled->id, moved->id);
   EXPECT_EQ(retabled->lines[0], 9);
   EXPECT_EQ(code_entry_by_id(moved->id)->lines[0], 7);
+}
+
+// The slot remembers the name str last found equal with its cached hash: a
+// str at that address with other characters (and so another hash) is a
+// new function; a hash computed after the entry was made keeps the id.
+TEST_F(CodeTable, TheRememberedNameIsCheckedByItsHash) {
+  char* name = ascii("alpha", 111);
+  char* code = make_code(name, ascii("/src/h.py"), 3, make_bytes(table_for(0)));
+  const CodeEntry* first = lookup(code);
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(lookup(code), first);
+  char* data = name + L312().ascii_size;
+  std::memcpy(data, "omega", 5);
+  put64(name + 24, 222);
+  const CodeEntry* other = lookup(code);
+  ASSERT_NE(other, nullptr);
+  EXPECT_NE(other->id, first->id);
+  EXPECT_STREQ(other->name, "omega");
+
+  char* late = ascii("beta");  // hash not computed yet
+  char* code2 = make_code(late, ascii("/src/h.py"), 30, make_bytes(table_for(1)));
+  const CodeEntry* beta = lookup(code2);
+  ASSERT_NE(beta, nullptr);
+  const uint32_t count = code_entry_count();
+  put64(late + 24, 333);  // the interpreter hashes the str
+  EXPECT_EQ(lookup(code2), beta);
+  EXPECT_EQ(lookup(code2), beta);
+  EXPECT_EQ(code_entry_count(), count);
 }
 
 TEST_F(CodeTable, OneFileEntryPerFileName) {
