@@ -38,9 +38,13 @@ class Storm:
                     "GPUMEMREC_MAX_TOTAL_MB": "0", "GPUMEMREC_STACK_DEPTH": "4",
                     # Small bundles: the storm writes one per failure while the test runs.
                     "GPUMEMREC_RING_EVENTS": "4096"})
+        # stderr to a file, not a pipe: the storm writes one line per bundle,
+        # and a pipe nobody reads until the end fills up (64 KiB, about 270
+        # bundles: reached under ThreadSanitizer) and blocks the writer.
+        self.errfile = open(os.path.join(self.workdir, "stderr.txt"), "w")
         self.proc = subprocess.Popen([os.path.join(HARD, "oom_signal_burst"), str(threads), "0"], env=env,
                                      cwd=self.workdir, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True)
+                                     stderr=self.errfile, text=True)
         self.watchdog = threading.Timer(900, self.proc.kill)
         self.watchdog.start()
         self.known = {}  # bundle name -> its signal_requests (None: not a signal bundle)
@@ -83,8 +87,11 @@ class Storm:
         check(False, "no %s within %d s (signal bundles: %s)" % (what, WAIT_S, self.signal_bundles()))
 
     def finish(self):
-        out, err = self.proc.communicate(timeout=600)
+        out, _ = self.proc.communicate(timeout=600)
         self.watchdog.cancel()
+        self.errfile.close()
+        with open(self.errfile.name) as f:
+            err = f.read()
         check(self.proc.returncode == 0 and "TOTAL errors=0" in out,
               "rc %d\n%s\n%s" % (self.proc.returncode, out[-1000:], err[-1500:]))
         left = [n for n in os.listdir(self.dumpdir) if n.startswith(".tmp")]
@@ -96,6 +103,7 @@ class Storm:
             self.proc.kill()
             self.proc.wait()
         self.watchdog.cancel()
+        self.errfile.close()
         shutil.rmtree(self.workdir, ignore_errors=True)
 
 

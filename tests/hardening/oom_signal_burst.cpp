@@ -16,7 +16,7 @@
 // signals=0: the test sends the signals (from its own pid). Once every worker
 // has failed and the recorder's handler is installed, the program says
 // READY, then reads stdin: each line "COUNT" is answered with "HANDLED
-// runs=<n>"; "STOP" stops the workers, blocks the signal (no handler run can
+// runs=<n>"; "STOP" stops the workers, the only threads that take the signal (no handler run can
 // come after it) and answers "HANDLED runs=<n>" (final); end of input exits.
 // <n> is the shim's count of handler runs (gpumemrec_signal_requests_seen,
 // found with dlsym: -1 when the shim is not loaded).
@@ -112,15 +112,23 @@ int driven_by_stdin(std::vector<std::thread>* pool, int sig) {
     stop(pool);
     return 2;
   }
+  // The workers (made before this) take the signal; this thread, which
+  // sits in read(2) until the test writes, does not. Under ThreadSanitizer
+  // a handler does not run inside the receiving thread's read(): TSan's own
+  // handler queues the signal until that thread next passes one of its
+  // interceptors (tsan_interceptors_posix.cpp, rtl_generic_sighandler and
+  // ProcessPendingSignals), which a thread blocked in read() never does; the
+  // kernel offers a process-directed signal to the main thread first
+  // (kernel/signal.c, complete_signal). Seen: the paced test waited 240 s
+  // for its first signal bundle under TSan. A training job's signal lands
+  // on a busy thread as it does here.
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, sig);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
   std::printf("READY\n");
   for (std::string line; std::getline(std::cin, line);) {
-    if (line == "STOP") {
-      stop(pool);
-      sigset_t set;
-      sigemptyset(&set);
-      sigaddset(&set, sig);
-      pthread_sigmask(SIG_BLOCK, &set, nullptr);  // the only thread left that takes it
-    }
+    if (line == "STOP") stop(pool);  // this thread blocks the signal: no handler run after this
     std::printf("HANDLED runs=%ld\n", handler_runs());
   }
   stop(pool);
