@@ -496,7 +496,9 @@ int dumper_on_framework_oom(std::shared_ptr<FrameworkReport> report) {
     report->episode = 0;
     framework_report_put(std::move(report));
     ret = framework_dump(r) ? 1 : -1;
-    framework_report_take(0);  // not left behind when the bundle could not be written
+    // Not left behind when the bundle could not be written. Only then: after
+    // a success the held slot may already be another thread's report.
+    if (ret < 0) framework_report_take(0);
   }
   errno = saved_errno;
   return ret;
