@@ -30,8 +30,17 @@ int index_of(int sig) {
   return -1;
 }
 
-void wait_for_writer() {
-  if (bool (*idle)() = g_idle.load(std::memory_order_acquire)) exit_wait(idle, "at a fatal signal");
+// `program_handles_it`: the program had its own handler for the signal, so
+// the process may go on after it (exit_wait.h, surely_ends).
+void wait_for_writer(bool program_handles_it) {
+  if (bool (*idle)() = g_idle.load(std::memory_order_acquire))
+    exit_wait(idle, "at a fatal signal", !program_handles_it);
+}
+
+bool program_handles(int i) {
+  if (i < 0) return false;
+  const struct sigaction& p = g_previous[i];
+  return (p.sa_flags & SA_SIGINFO) ? p.sa_sigaction != nullptr : p.sa_handler != SIG_DFL;
 }
 
 void handler(int sig, siginfo_t* info, void*) {
@@ -41,7 +50,7 @@ void handler(int sig, siginfo_t* info, void*) {
     int none = 0;
     g_signal.compare_exchange_strong(none, sig, std::memory_order_acq_rel);
     writer_wake();
-    wait_for_writer();
+    wait_for_writer(program_handles(i));
   }
   // Put back what was there before us, then let the signal do what it did.
   if (i >= 0 && g_installed[i].exchange(false, std::memory_order_acq_rel)) sigaction(sig, &g_previous[i], nullptr);

@@ -60,7 +60,7 @@ struct Line {
   }
 };
 
-void give_up(ExitWaitEnd why, const char* when, uint64_t waited_ms) {
+void give_up(ExitWaitEnd why, const char* when, uint64_t waited_ms, bool surely_ends) {
   Line l;
   l.add("gpumemrec: warning: gave up waiting ");
   l.add(when);
@@ -94,11 +94,11 @@ void give_up(ExitWaitEnd why, const char* when, uint64_t waited_ms) {
   }
   l.add("\n");
   (void)!write(2, l.buf, l.len);
-  // No new temporary directory from here on; one being made now is waited
-  // for, so the removal below sees it. The writer may still be creating files
+  // No new temporary directory from here on (when the process surely ends);
+  // one being made now is waited for, so the removal below sees it. The writer may still be creating files
   // in it: a second pass takes what the first one raced with (openat in a
   // removed directory then fails).
-  close_tmp_gate(g_stall_ms.load(std::memory_order_relaxed));
+  if (surely_ends) close_tmp_gate(g_stall_ms.load(std::memory_order_relaxed));
   if (const char* dir = g_dir.load(std::memory_order_acquire)) {
     for (int pass = 0; pass < 2; ++pass) remove_own_tmp_bundles(dir, long(getpid()));
   }
@@ -112,7 +112,7 @@ void exit_wait_init(unsigned limit_s, const char* dir, unsigned stall_ms) {
   g_dir.store(dir, std::memory_order_release);
 }
 
-ExitWaitEnd exit_wait(bool (*done)(), const char* when) {
+ExitWaitEnd exit_wait(bool (*done)(), const char* when, bool surely_ends) {
   if (done()) return ExitWaitEnd::kDone;
   if (g_gave_up.load(std::memory_order_acquire)) return ExitWaitEnd::kGaveUpBefore;
   const uint64_t limit_ms = uint64_t(g_limit_s.load(std::memory_order_relaxed)) * 1000ull;
@@ -135,7 +135,7 @@ ExitWaitEnd exit_wait(bool (*done)(), const char* when) {
     if (done()) return ExitWaitEnd::kDone;
   }
   if (!g_gave_up.exchange(true, std::memory_order_acq_rel))
-    give_up(end, when, (monotonic_ns() - start) / 1000000ull);
+    give_up(end, when, (monotonic_ns() - start) / 1000000ull, surely_ends);
   return end;
 }
 

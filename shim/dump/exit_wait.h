@@ -33,8 +33,13 @@ enum class ExitWaitEnd { kDone, kStalled, kLimit, kGaveUpBefore };
 // other than kStallMs for tests only.
 void exit_wait_init(unsigned limit_s, const char* dir, unsigned stall_ms = kStallMs);
 // Waits until done(); `when` names the occasion for the message ("at exit",
-// "at a fatal signal"). kDone when done() came true.
-ExitWaitEnd exit_wait(bool (*done)(), const char* when);
+// "at a fatal signal"). kDone when done() came true. `surely_ends`: the
+// process cannot go on after this (exit, _exit, a fatal signal with its
+// default action). Only then does giving up shut the gate for new bundle
+// directories (bundle_name.h, close_tmp_gate); a fatal signal that the
+// program handles itself (a SIGTERM handler that saves a checkpoint and
+// carries on) must not stop every later bundle.
+ExitWaitEnd exit_wait(bool (*done)(), const char* when, bool surely_ends = true);
 
 void exit_wait_atfork_child();
 

@@ -2,6 +2,7 @@
 // gives up when there is none or at the cap, says so in one line and leaves
 // no temporary directory of this process behind.
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -13,6 +14,7 @@
 #include "shim/base/clock.h"
 #include "shim/base/dump_progress.h"
 #include "shim/dump/exit_wait.h"
+#include "shim/dump/place/bundle_name.h"
 
 using namespace gpumemrec;
 
@@ -128,4 +130,35 @@ TEST_F(ExitWait, TheCapEndsAWriterThatKeepsGoing) {
   EXPECT_NE(err.find("GPUMEMREC_EXIT_WAIT_S=1"), std::string::npos) << err;
   stop = true;
   writer.join();
+}
+
+namespace {
+// Whether a new bundle directory can still be made in dir (and removes it).
+bool can_claim(const std::string& dir) {
+  const int dirfd = open(dir.c_str(), O_RDONLY | O_DIRECTORY);
+  std::string name;
+  char tmp[256];
+  const int err = claim_bundle_name(dirfd, 1, Backend::kCuda, 1, &name, tmp, sizeof tmp);
+  if (err == 0) unlinkat(dirfd, tmp, AT_REMOVEDIR);
+  close(dirfd);
+  return err == 0;
+}
+}  // namespace
+
+// Giving up when the process surely ends shuts the gate for new bundle
+// directories; at a fatal signal the program handles itself (it may carry
+// on: a SIGTERM handler that saves a checkpoint) later bundles still come.
+TEST_F(ExitWait, OnlyACertainEndStopsLaterBundles) {
+  exit_wait_init(0, dir.c_str());
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(exit_wait(done, "at a fatal signal", false), ExitWaitEnd::kLimit);
+  testing::internal::GetCapturedStderr();
+  EXPECT_TRUE(can_claim(dir));
+  exit_wait_atfork_child();
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(exit_wait(done, "at exit"), ExitWaitEnd::kLimit);
+  testing::internal::GetCapturedStderr();
+  EXPECT_FALSE(can_claim(dir));
+  exit_wait_atfork_child();  // reopens it
+  EXPECT_TRUE(can_claim(dir));
 }
