@@ -153,7 +153,8 @@ void remove_bundle_dir(int dirfd, const char* name) {
 bool TmpBundle::claim(uint64_t realtime_ns, Backend backend, int seq, std::string* why) {
   char tmp[256];
   if (const int err = claim_bundle_name(dirfd_, realtime_ns, backend, seq, &name_, tmp, sizeof tmp)) {
-    *why = std::string("cannot create a bundle directory: ") + std::strerror(err);
+    *why = err == ECANCELED ? std::string("the program is ending and the exit wait gave up")
+                            : std::string("cannot create a bundle directory: ") + std::strerror(err);
     return false;
   }
   tmp_ = tmp;
