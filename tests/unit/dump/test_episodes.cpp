@@ -273,3 +273,24 @@ TEST(Episodes, TheWindowStartsWhenTheFailingCallReturns) {
   EXPECT_EQ(e.verdict(a).outcome, Outcome::kFatal);
   EXPECT_EQ(e.deadline_ns(kWindow), 0u);
 }
+
+TEST(Episodes, RecoveredFailuresAreListedByTheTimeOfTheirFailure) {
+  // Thread 2 stamped its failure (time 500) before thread 1 (time 900) but
+  // took the lock after thread 1's episode had recovered: its episode is the
+  // newer one, its failure the older.
+  Episodes e;
+  PendingRequest t1{}, t2{};
+  FailureInfo late = failure(0, 64, 1);
+  late.time_ns = 900;
+  ASSERT_NE(e.on_failure(late, 1000, 0, kWindow, &t1), 0u);
+  ASSERT_TRUE(e.on_success(&t1, 1, HookId::cudaMalloc, 0, 64, 1001, 0));
+  FailureInfo early = failure(0, 128, 2);
+  early.time_ns = 500;
+  ASSERT_NE(e.on_failure(early, 1002, 0, kWindow, &t2), 0u);
+  ASSERT_TRUE(e.on_success(&t2, 2, HookId::cudaMalloc, 0, 128, 1003, 0));
+  RecoveredList l = e.recovered();
+  ASSERT_EQ(l.listed.size(), 2u);
+  EXPECT_EQ(l.listed[0].time_ns, 500u);
+  EXPECT_EQ(l.listed[1].time_ns, 900u);
+  EXPECT_EQ(l.up_to, 2u);  // clearing still goes by the order they were decided in
+}
