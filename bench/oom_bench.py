@@ -71,6 +71,30 @@ def bundle_files(d):
     return b, sizes, count
 
 
+LIVE_ENTRY_BYTES = 48  # sizeof(LiveEntry) (run_bench.py prints it)
+
+
+def copy_floor_ms(nbytes):
+    """The floor of a freeze that copies: one memcpy of `nbytes` (the ring
+    and the live table) into memory touched for the first time (what a
+    first freeze pays: page faults, and on a VM the hypervisor's first
+    touch), and into the same memory again (warm). libc's memmove through
+    ctypes; (fresh ms, warm ms)."""
+    import ctypes
+    import mmap
+    src = mmap.mmap(-1, nbytes)
+    src.write(b"\x01" * nbytes)
+    dst = mmap.mmap(-1, nbytes)
+    s = ctypes.addressof(ctypes.c_char.from_buffer(src))
+    t = ctypes.addressof(ctypes.c_char.from_buffer(dst))
+    res = []
+    for _ in range(2):
+        t0 = time.perf_counter()
+        ctypes.memmove(t, s, nbytes)
+        res.append((time.perf_counter() - t0) * 1e3)
+    return tuple(res)
+
+
 def run_dump_case(r, args, ring):
     """Interleaved baseline/shim runs of `alloc_bench dump` for one ring size."""
     events = max(ring, args.live) + 1000
@@ -83,7 +107,11 @@ def run_dump_case(r, args, ring):
                      "GPUMEMREC_MAX_TOTAL_MB": "0"})
     jobs = [("base", Job(None, argv, base_env, False, "dump")),
             ("shim", Job(None, argv + ["--wait-dir", d, "--wait-s", str(args.wait_s)], shim_env, True, "dump"))]
-    out = {"base": [], "shim": [], "bundle": []}
+    if args.old_shim:  # another build side by side (the freeze before a change)
+        old_env = dict(shim_env)
+        old_env["LD_PRELOAD"] = os.path.abspath(args.old_shim)
+        jobs.append(("old", Job(None, argv + ["--wait-dir", d, "--wait-s", str(args.wait_s)], old_env, True, "dump")))
+    out = {"base": [], "shim": [], "old": [], "bundle": [], "floor": []}
     for rep in range(args.reps):
         order = list(jobs)
         random.Random(2000 + rep + ring).shuffle(order)
@@ -94,6 +122,7 @@ def run_dump_case(r, args, ring):
             if kind == "shim":
                 b, sizes, count = bundle_files(d)
                 out["bundle"].append((sizes, count) if b else None)
+        out["floor"].append(copy_floor_ms(ring * 64 + args.live * LIVE_ENTRY_BYTES))
         if args.verbose:
             sys.stderr.write("ring %d: rep %d/%d done\n" % (ring, rep + 1, args.reps))
     shutil.rmtree(d, ignore_errors=True)
@@ -124,6 +153,14 @@ def report_dump(w, ring, events, out, args):
     call = lambda xs: [int(x["oom_call_ns"]) / 1e6 for x in xs]
     w("  failing cudaMalloc (freeze):   without shim %s   with shim %s   (runs, ms: %s)"
       % (ms(med(call(base))), ms(med(call(shim))), ", ".join("%.1f" % v for v in call(shim))))
+    old = [x for x in out["old"] if x]
+    if old:
+        w("    with --old-shim %s   (runs, ms: %s)" % (ms(med(call(old))), ", ".join("%.1f" % v for v in call(old))))
+    fl = out["floor"]
+    if fl:
+        w("    floor, one memcpy of the ring and the live table (%.1f MiB): into fresh memory %s, warm %s"
+          % ((ring * 64 + args.live * LIVE_ENTRY_BYTES) / 2.0**20, ms(med([a for a, _ in fl])),
+             ms(med([b for _, b in fl]))))
     wr = [int(x["writer_ns"]) / 1e6 for x in shim if int(x.get("writer_ns", -1)) >= 0]
     missing = len(shim) - len(wr)
     w("  writer (failure -> bundle in place): %s   (runs: %s)%s"
@@ -202,6 +239,8 @@ def main():
     ap.add_argument("--big-live", action="store_true",
                     help="the big live set: --live 2100000 --rings 65536 --no-live-table")
     ap.add_argument("--shim", default=None, help="another libgpumemrec.so to measure (default: the build's)")
+    ap.add_argument("--old-shim", default=None,
+                    help="a second libgpumemrec.so whose failing call is measured side by side (dump rows)")
     ap.add_argument("--python", default=None)
     ap.add_argument("--verbose", "-v", action="store_true")
     args = ap.parse_args()
