@@ -10,6 +10,10 @@ the fake CUDA driver, runs interleaved (order shuffled per repetition):
       - freeze time: wall time of the failing cudaMalloc, measured in the
         program (with a synchronous dump the failing call IS the dump; with a
         dump written by another thread it is the copy taken before returning);
+        beside it the floor of a freeze that copies: one memcpy of the ring
+        and the live table (ring x 64 + live x 48 bytes) into fresh memory
+        and into warm memory, timed in this process; with --old-shim PATH,
+        that build's failing call too, in the same interleaved runs;
       - writer time: from the failing call's start until a directory
         oom_dump_* is in the dump directory (renamed into place = complete;
         the program polls it every 0.5 ms, up to 60 s);

@@ -39,6 +39,14 @@ uint64_t put(Ring& ring, uint64_t size) {
   return t.seq;
 }
 
+// `n` events whose size is three times their seq (a torn read would mix).
+void put_many(Ring& ring, int n) {
+  for (int i = 0; i < n; ++i) {
+    const Ring::Ticket t = ring.claim();
+    ring.publish(make(t.seq, t.seq * 3), t.gen);
+  }
+}
+
 }  // namespace
 
 TEST(Ring, EventIs64Bytes) { EXPECT_EQ(sizeof(Event), 64u); }
@@ -87,12 +95,7 @@ TEST(Ring, ConcurrentWritersEveryReadIsWhole) {
   });
   std::vector<std::thread> writers;
   for (int t = 0; t < kThreads; ++t)
-    writers.emplace_back([&] {
-      for (int i = 0; i < kPerThread; ++i) {
-        const Ring::Ticket t = f.ring.claim();
-        f.ring.publish(make(t.seq, t.seq * 3), t.gen);
-      }
-    });
+    writers.emplace_back([&] { put_many(f.ring, kPerThread); });
   for (auto& w : writers) w.join();
   stop = true;
   reader.join();
@@ -285,10 +288,7 @@ TEST(RingSwap, ConcurrentWritersReadersAndSwaps) {
   std::vector<std::thread> writers;
   for (int t = 0; t < kThreads; ++t)
     writers.emplace_back([&] {
-      for (int i = 0; i < kPerThread; ++i) {
-        const Ring::Ticket k = f.ring.claim();
-        f.ring.publish(make(k.seq, k.seq * 3), k.gen);
-      }
+      put_many(f.ring, kPerThread);
       running.fetch_sub(1);
     });
   uint64_t torn = 0, swaps = 0;
