@@ -21,7 +21,11 @@ the fake CUDA driver, runs interleaved (order shuffled per repetition):
         with the shim, VmRSS just before the failing call, the peak rise while
         the bundle is made (VmHWM reset to the RSS just before the call,
         clear_refs 5) and the RSS left after it;
-      - the bundle: total and per-file bytes, events.json bytes per event.
+      - the bundle: total and per-file bytes, events.json bytes per event;
+      - the floor, measured right after each run with the shim: the time to
+        write the same files (same sizes) to the same directory with plain
+        write(2) calls of the writer's buffer size, an fsync per file and
+        one of the directory, as the writer does; the writer's time over it.
   * the live table: added CPU ns per cudaMalloc+cudaFree pair (stacks off)
     with 1k / 100k / 1M allocations live (`alloc_bench pairs --live`), and
     the table alone (`live_table_bench`).
@@ -99,6 +103,39 @@ def copy_floor_ms(nbytes):
     return tuple(res)
 
 
+# The writer's buffer: shim/dump/dumper.cpp, kWriteBufferBytes less
+# kRewriteBufferBytes (256 KiB less 32 KiB); each full buffer is one write(2).
+WRITER_CHUNK = 224 * 1024
+
+
+def write_floor(d, sizes):
+    """Seconds to write files of `sizes` ({name: bytes}) into a new directory
+    under d with write(2) calls of WRITER_CHUNK bytes, fsync each file, then
+    the directory: what the bundle's bytes cost the disk, without making them."""
+    floor = os.path.join(d, "floor")
+    shutil.rmtree(floor, ignore_errors=True)
+    chunk = b"x" * WRITER_CHUNK
+    t0 = time.monotonic()
+    os.mkdir(floor)
+    for name, size in sizes.items():
+        fd = os.open(os.path.join(floor, name), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            left = size
+            while left > 0:
+                left -= os.write(fd, chunk if left >= WRITER_CHUNK else chunk[:left])
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    dfd = os.open(floor, os.O_RDONLY)
+    try:
+        os.fsync(dfd)
+    finally:
+        os.close(dfd)
+    spent = time.monotonic() - t0
+    shutil.rmtree(floor, ignore_errors=True)
+    return spent
+
+
 def run_dump_case(r, args, ring):
     """Interleaved baseline/shim runs of `alloc_bench dump` for one ring size."""
     events = max(ring, args.live) + 1000
@@ -115,7 +152,7 @@ def run_dump_case(r, args, ring):
         old_env = dict(shim_env)
         old_env["LD_PRELOAD"] = os.path.abspath(args.old_shim)
         jobs.append(("old", Job(None, argv + ["--wait-dir", d, "--wait-s", str(args.wait_s)], old_env, True, "dump")))
-    out = {"base": [], "shim": [], "old": [], "bundle": [], "floor": []}
+    out = {"base": [], "shim": [], "old": [], "bundle": [], "floor": [], "copy_floor": []}
     for rep in range(args.reps):
         order = list(jobs)
         random.Random(2000 + rep + ring).shuffle(order)
@@ -126,7 +163,10 @@ def run_dump_case(r, args, ring):
             if kind == "shim":
                 b, sizes, count = bundle_files(d)
                 out["bundle"].append((sizes, count) if b else None)
-        out["floor"].append(copy_floor_ms(ring * 64 + args.live * LIVE_ENTRY_BYTES))
+                if b:
+                    shutil.rmtree(b, ignore_errors=True)  # the floor's files take its place
+                    out["floor"].append(write_floor(d, sizes))
+        out["copy_floor"].append(copy_floor_ms(ring * 64 + args.live * LIVE_ENTRY_BYTES))
         if args.verbose:
             sys.stderr.write("ring %d: rep %d/%d done\n" % (ring, rep + 1, args.reps))
     shutil.rmtree(d, ignore_errors=True)
@@ -160,7 +200,7 @@ def report_dump(w, ring, events, out, args):
     old = [x for x in out["old"] if x]
     if old:
         w("    with --old-shim %s   (runs, ms: %s)" % (ms(med(call(old))), ", ".join("%.1f" % v for v in call(old))))
-    fl = out["floor"]
+    fl = out["copy_floor"]
     if fl:
         w("    floor, one memcpy of the ring and the live table (%.1f MiB): into fresh memory %s, warm %s"
           % ((ring * 64 + args.live * LIVE_ENTRY_BYTES) / 2.0**20, ms(med([a for a, _ in fl])),
@@ -170,6 +210,7 @@ def report_dump(w, ring, events, out, args):
     w("  writer (failure -> bundle in place): %s   (runs: %s)%s"
       % ("%.0f ms" % med(wr) if wr else "n/a", ", ".join("%.0f" % v for v in wr),
          "; %d run(s) saw no bundle within %d s" % (missing, args.wait_s) if missing else ""))
+    report_floor(w, wr, [v * 1000 for v in out["floor"]])
     peak = lambda x: max(kb(x, "hwm_before_kb") or 0, kb(x, "hwm_dump_kb") or 0)
     pb, ps = med([peak(x) for x in base]), med([peak(x) for x in shim])
     w("  process peak VmHWM:            without shim %s   with shim %s   (+%s)" % (mib(pb), mib(ps), mib(ps - pb)))
@@ -193,6 +234,26 @@ def report_dump(w, ring, events, out, args):
     w("  bundle: %.1f MiB (%d bytes; MiB per file: %s)" % (total / 2**20, total, per))
     if ev and count:
         w("  events.json: %d events, %.1f bytes per event" % (count, ev / float(count)))
+
+
+def report_floor(w, writer_ms, floor_ms):
+    """The floor beside the writer: medians, spreads, the ratio."""
+    if not floor_ms:
+        w("  floor: n/a (no bundle)")
+        return
+    spread = lambda xs: "%.0f-%.0f ms" % (min(xs), max(xs))
+    w("  floor (the bundle's bytes, write(2) of %d KiB + fsync per file and dir): %.0f ms   (runs: %s; spread %s)"
+      % (WRITER_CHUNK // 1024, med(floor_ms), ", ".join("%.0f" % v for v in floor_ms), spread(floor_ms)))
+    if writer_ms:
+        w("  writer spread %s; writer / floor (medians): %.1fx" % (spread(writer_ms), med(writer_ms) / med(floor_ms)))
+
+
+def lscpu_head():
+    try:
+        out = subprocess.run(["lscpu"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return ["lscpu: not available"]
+    return ["  " + l for l in out.splitlines()[:20]]
 
 
 def live_table_rows(r, args):
@@ -262,6 +323,9 @@ def main():
     w("gpumemrec out-of-memory path benchmark; fake CUDA driver; with vs without the shim")
     w("shim: %s" % r.shim)
     w("at start: %s" % load_line())
+    w("lscpu | head -20:")
+    for line in lscpu_head():
+        w(line)
     t0 = time.time()
     try:
         if not args.no_dump:

@@ -63,6 +63,11 @@
   X(kTotalEventCount, "total_event_count")                                        \
   X(kFailedCallsBeforeDump, "failed_calls_before_dump")                           \
   X(kFrozenAfterFailureMs, "frozen_after_failure_ms")                             \
+  X(kSignalRequests, "signal_requests")                                           \
+  X(kSignal, "signal")                                                            \
+  X(kFirstNs, "first_ns")                                                         \
+  X(kLastNs, "last_ns")                                                           \
+  X(kSenderPid, "sender_pid")                                                     \
   X(kOutcomeDetail, "outcome_detail")                                             \
   X(kRecovery, "recovery")                                                        \
   X(kAfterMs, "after_ms")                                                         \

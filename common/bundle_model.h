@@ -173,6 +173,16 @@ struct DeviceAccounting {
   std::string note;  // why a figure is null; "" when every figure is known
 };
 
+// A signal bundle's requests (GPUMEMREC_DUMP_SIGNAL): the handler runs it
+// serves, with their times (CLOCK_REALTIME ns) and the last sender.
+struct SignalRequests {
+  int32_t signal = 0;
+  uint64_t count = 0;
+  uint64_t first_ns = 0;
+  uint64_t last_ns = 0;
+  int64_t sender_pid = 0;
+};
+
 struct Metadata {
   std::string reason;
   std::string api;
@@ -193,6 +203,7 @@ struct Metadata {
   uint64_t total_event_count = 0;
   uint64_t failed_calls_before_dump = 0;
   double frozen_after_failure_ms = 0;  // 0: the state is the failure's own
+  std::optional<SignalRequests> signal_requests;  // signal bundles only
   double timestamp = 0;
   // custom_metadata: every key with its value rendered as text.
   std::vector<std::pair<std::string, std::string>> custom_metadata;

@@ -127,6 +127,25 @@ bool read_recovered_failures(const std::string& path, const Value& d, Metadata* 
 
 // The verdict (all optional: absent from bundles written before verdicts
 // existed and from signal/exit bundles).
+// signal_requests (signal bundles): optional; an object of numbers.
+bool read_signal_requests(const std::string& path, const Value& d, Metadata* m, ReadError* err) {
+  auto it = d.FindMember(key::kSignalRequests);
+  if (it == d.MemberEnd() || it->value.IsNull()) return true;
+  if (!it->value.IsObject()) {
+    *err = {path, key_text(key::kSignalRequests) + " is not an object"};
+    return false;
+  }
+  Fields f{path, key_text(key::kSignalRequests) + ": ", err};
+  SignalRequests r;
+  const Value& v = it->value;
+  if (!f.num(v, key::kSignal, &r.signal) || !f.u64(v, key::kCount, &r.count) ||
+      !f.u64(v, key::kFirstNs, &r.first_ns) || !f.u64(v, key::kLastNs, &r.last_ns) ||
+      !f.i64(v, key::kSenderPid, &r.sender_pid))
+    return false;
+  m->signal_requests = r;
+  return true;
+}
+
 bool read_outcome(const std::string& path, const Value& d, Metadata* m, ReadError* err) {
   Fields f{path, "", err};
   return f.str(d, key::kOutcome, &m->outcome) && f.str(d, key::kOutcomeDetail, &m->outcome_detail) &&
@@ -223,6 +242,7 @@ bool read_metadata(const std::string& path, Metadata* m, ReadError* err) {
       !f.u64(d, key::kTotalEventCount, &m->total_event_count) ||
       !f.u64(d, key::kFailedCallsBeforeDump, &m->failed_calls_before_dump) ||
       !f.dbl(d, key::kFrozenAfterFailureMs, &m->frozen_after_failure_ms) ||
+      !read_signal_requests(path, d, m, err) ||
       !f.dbl(d, key::kTimestamp, &m->timestamp) || !read_outcome(path, d, m, err) ||
       !read_device_accounting(path, d, m, err))
     return false;

@@ -77,6 +77,17 @@ std::string live_line(const Metadata& m) {
   return live + ")";
 }
 
+// "asked by signal 10 x3 from pid 1234, first at ..., last at ...": the
+// requests a signal bundle serves (several signals coalesce into one).
+std::string signal_requests_line(const SignalRequests& r) {
+  std::string l = "  asked by signal " + std::to_string(r.signal) + " x" + std::to_string(r.count);
+  l += r.sender_pid > 0 ? " from pid " + std::to_string(r.sender_pid) : std::string(" (sender unknown)");
+  const double first = double(r.first_ns) / 1e9, last = double(r.last_ns) / 1e9;
+  l += ", first at " + utc_time(first);
+  if (r.count > 1) l += ", last at " + utc_time(last) + " (" + human_duration(last - first) + " later)";
+  return l + "\n";
+}
+
 void text_failure(const Bundle& b, const ReportOptions& o) {
   const Metadata& m = b.metadata;
   out("\nWHAT FAILED\n");
@@ -87,6 +98,7 @@ void text_failure(const Bundle& b, const ReportOptions& o) {
     out(l + "\n");
   } else {
     out("  no failed call (" + reason_of(b) + " dump)\n");
+    if (m.signal_requests) out(signal_requests_line(*m.signal_requests));
   }
   if (m.device_free_bytes || m.device_total_bytes) {
     out("  " + dev_name(m.device_id) + ": " + (m.device_free_bytes ? format_bytes(*m.device_free_bytes) : "?") +
@@ -272,6 +284,18 @@ void json_failure(JsonWriter& w, const Bundle& b, const ReportOptions& o) {
   w.EndObject();
   json_kv(w, "failed_calls_before_dump", m.failed_calls_before_dump);
   json_kv(w, "frozen_after_failure_ms", m.frozen_after_failure_ms);
+  w.Key("signal_requests");
+  if (const auto& r = m.signal_requests) {
+    w.StartObject();
+    json_kv(w, "signal", static_cast<int64_t>(r->signal));
+    json_kv(w, "count", r->count);
+    json_kv(w, "first_ns", r->first_ns);
+    json_kv(w, "last_ns", r->last_ns);
+    json_kv(w, "sender_pid", r->sender_pid);
+    w.EndObject();
+  } else {
+    w.Null();
+  }
   w.Key("live");
   w.StartObject();
   json_kv(w, "bytes", m.live_bytes);

@@ -97,8 +97,9 @@ void fill_input(const DumpJob& job, const DumpServices& s, const Verdict& v, Wri
   in.recovered = s.episodes->recovered();
   in.awaiting_symbols = job.awaiting_symbols;
   in.frozen_after_failure_ns = job.frozen_late_ns;
+  if (job.reason == DumpReason::kSignal) in.signal_requests = job.signal_requests;
   if (job.reason == DumpReason::kFrameworkOom) {
-    in.framework = framework_report_take(0);
+    in.framework = job.framework ? std::move(job.framework) : framework_report_take(0);
     in.verdict.outcome = Outcome::kFatal;
     in.verdict.cause = FatalCause::kFramework;
   } else if (job.has_failure) {

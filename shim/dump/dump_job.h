@@ -11,6 +11,7 @@
 //     again with it, or remove the bundle if it recovered and is not kept;
 //   one line on stderr.
 #pragma once
+#include <memory>
 #include <cstdint>
 #include <string>
 
@@ -38,6 +39,11 @@ struct DumpJob {
   FrozenState frozen;
   std::atomic<bool>* awaiting_symbols = nullptr;  // see BundleInput
   uint64_t frozen_late_ns = 0;  // > 0: frozen this long after the failure (deferred, dumper.cpp)
+  // A framework_oom job's report (the framework's snapshot, up to 1 GiB):
+  // moved out by the job when it fills its input, so that a finished set
+  // does not pin it until its next use.
+  mutable std::shared_ptr<const FrameworkReport> framework;
+  model::SignalRequests signal_requests;  // signal dumps: the requests it serves
 };
 
 // What every job shares (dumper.cpp owns it).

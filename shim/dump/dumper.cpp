@@ -25,6 +25,7 @@
 #include "shim/dump/capture/deferred.h"
 #include "shim/dump/dump_job.h"
 #include "shim/dump/exit_wait.h"
+#include "shim/dump/signal_dump.h"
 #include "shim/dump/verdict/episodes.h"
 #include "shim/dump/capture/freeze.h"
 #include "shim/dump/place/retention_check.h"
@@ -130,6 +131,8 @@ bool prepare_job(Recorder* r, int set, DumpReason reason, const FailureInfo* f, 
     else job.devices = query_devices(f ? hook_backend(f->api) : Backend::kCuda, f ? f->device : device_of(reason));
   } catch (...) {
   }
+  // A signal bundle serves every request counted before its freeze.
+  if (reason == DumpReason::kSignal) job.signal_requests = signal_requests_take();
   const char* why = "";
   if (!freeze(r, set, &job.frozen, &why)) {
     freeze_done(set);
@@ -425,6 +428,8 @@ void dumper_on_failure(const FailureInfo& f) {
     // No set and no room to defer it (a burst of episodes while the writer
     // is slow): an event in the other bundles' rings (counted, said at exit).
     missed_failure(f, "other bundles are being written");
+  } else {
+    g_episodes.returned(episode, monotonic_ns());  // the freeze's time is not the program's
   }
   errno = saved_errno;
 }
@@ -457,10 +462,24 @@ void dumper_before_unload() {
   }
 }
 
-// A framework_oom bundle, on the framework's thread: another bundle being
-// written goes first (as long as its writer makes progress: at most 10 s a
-// round; the slot may be taken again between the wait and the try).
+// A framework_oom bundle (the framework's report is held: framework_report_put).
+// Frozen on the framework's thread, which is the state at its failure, and
+// written by the writer thread as an out-of-memory bundle is, so the
+// framework's thread returns at once. Python's OOM observer runs on the
+// thread that failed; a program that catches the error and goes on must not
+// wait for our files. Only when no frozen set is free (other bundles being
+// written) or no writer thread can run is it written here, once the other
+// bundle is done (as long as its writer makes progress: at most 10 s a round;
+// the slot may be taken again between the wait and the try).
 static bool framework_dump(Recorder* r) {
+  const int set = freeze_acquire();
+  if (set >= 0 && start_writer()) {
+    if (!prepare_job(r, set, DumpReason::kFrameworkOom, nullptr, 0)) return false;
+    job_of(set).framework = framework_report_take(0);
+    post_to_writer(set);
+    return true;
+  }
+  if (set >= 0) freeze_done(set);
   for (int round = 0; round < 8; ++round) {
     if (dump_now(r, DumpReason::kFrameworkOom, nullptr)) return true;
     if (!dumper_busy() || !wait_while_dumping(kStallMs)) return false;

@@ -47,8 +47,9 @@ std::shared_ptr<FrameworkReport> make_report(const char* digest, size_t digest_l
 }  // namespace gpumemrec
 
 // 0: attached to the open episode's bundle (verdict fatal now); 1: a
-// framework_oom bundle was written; -1: nothing written (a bad report is
-// said on stderr).
+// framework_oom bundle is on its way (frozen now, written by the writer
+// thread; written here only when no writer can take it); -1: nothing
+// written (a bad report is said on stderr).
 extern "C" __attribute__((visibility("default"))) int gpumemrec_framework_oom(const char* digest, size_t digest_len,
                                                                               const char* state_name,
                                                                               const void* state, size_t state_len) {

@@ -12,8 +12,18 @@
 // request still pending is written then; a dropped one never is).
 // Output: BURST sent=<n>, SIGNAL_BUNDLE seen=<0|1>, TOTAL ooms_ok=<0|1>
 // errors=<n>, DONE. Exit 0 unless a call returned an unexpected error.
+//
+// signals=0: the test sends the signals (from its own pid). Once every worker
+// has failed and the recorder's handler is installed, the program says
+// READY, then reads stdin: each line "COUNT" is answered with "HANDLED
+// runs=<n>"; "STOP" stops the workers, blocks the signal (no handler run can
+// come after it) and answers "HANDLED runs=<n>" (final); end of input exits.
+// <n> is the shim's count of handler runs (gpumemrec_signal_requests_seen,
+// found with dlsym: -1 when the shim is not loaded).
 #include <cuda_runtime_api.h>
 #include <dirent.h>
+#include <dlfcn.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
@@ -22,6 +32,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iostream>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -74,6 +86,48 @@ bool signal_bundle_in(const char* dir) {
   return found;
 }
 
+long handler_runs() {
+  using Seen = unsigned long (*)();
+  static const auto seen = reinterpret_cast<Seen>(dlsym(RTLD_DEFAULT, "gpumemrec_signal_requests_seen"));
+  return seen ? long(seen()) : -1;
+}
+
+bool handler_installed(int sig) {
+  struct sigaction sa = {};
+  if (sigaction(sig, nullptr, &sa) != 0) return false;
+  return (sa.sa_flags & SA_SIGINFO) ? sa.sa_sigaction != nullptr
+                                    : sa.sa_handler != SIG_DFL && sa.sa_handler != SIG_IGN;
+}
+
+void stop(std::vector<std::thread>* pool) {
+  g_stop.store(true);
+  for (auto& t : *pool) t.join();
+  pool->clear();
+}
+
+// signals=0: the test sends them, paced by the lines it writes (see above).
+int driven_by_stdin(std::vector<std::thread>* pool, int sig) {
+  if (!handler_installed(sig)) {
+    std::printf("NO_HANDLER\n");
+    stop(pool);
+    return 2;
+  }
+  std::printf("READY\n");
+  for (std::string line; std::getline(std::cin, line);) {
+    if (line == "STOP") {
+      stop(pool);
+      sigset_t set;
+      sigemptyset(&set);
+      sigaddset(&set, sig);
+      pthread_sigmask(SIG_BLOCK, &set, nullptr);  // the only thread left that takes it
+    }
+    std::printf("HANDLED runs=%ld\n", handler_runs());
+  }
+  stop(pool);
+  std::printf("TOTAL errors=%d\n", g_errors.load());
+  return g_errors.load() == 0 ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -85,6 +139,7 @@ int main(int argc, char** argv) {
   std::vector<std::thread> pool;
   for (int i = 0; i < threads; ++i) pool.emplace_back(worker);
   while (g_workers_failed.load() < threads) usleep(1000);
+  if (signals == 0) return driven_by_stdin(&pool, sig);
   for (int i = 0; i < signals; ++i) kill(getpid(), sig);
   const long at_burst = g_failures.load();
   std::printf("BURST sent=%d\n", signals);

@@ -126,6 +126,45 @@ TEST(BundleReader, ReadsEveryField) {
   EXPECT_FALSE(b.environment.present);  // optional
 }
 
+// A signal bundle's requests (metadata signal_requests): read when present,
+// absent or null = none, a wrong type is one error naming the key.
+TEST(BundleReader, SignalRequests) {
+  Dir d;
+  write_good(d);
+  Bundle b;
+  ReadError err;
+  ASSERT_TRUE(read_bundle(d.path(), ReadOptions(), &b, &err)) << err.message();
+  EXPECT_FALSE(b.metadata.signal_requests.has_value());
+  std::string md = kMetadata;
+  md.insert(md.rfind('}'), R"(, "signal_requests": {"signal": 12, "count": 3, "first_ns": 1763733785000000000,
+        "last_ns": 1763733785500000000, "sender_pid": 1234})");
+  d.write("metadata.json", md);
+  b = Bundle();
+  ASSERT_TRUE(read_bundle(d.path(), ReadOptions(), &b, &err)) << err.message();
+  ASSERT_TRUE(b.metadata.signal_requests.has_value());
+  const SignalRequests& r = *b.metadata.signal_requests;
+  EXPECT_EQ(r.signal, 12);
+  EXPECT_EQ(r.count, 3u);
+  EXPECT_EQ(r.first_ns, 1763733785000000000u);
+  EXPECT_EQ(r.last_ns, 1763733785500000000u);
+  EXPECT_EQ(r.sender_pid, 1234);
+  md = kMetadata;
+  md.insert(md.rfind('}'), R"(, "signal_requests": null)");
+  d.write("metadata.json", md);
+  b = Bundle();
+  ASSERT_TRUE(read_bundle(d.path(), ReadOptions(), &b, &err)) << err.message();
+  EXPECT_FALSE(b.metadata.signal_requests.has_value());
+  md = kMetadata;
+  md.insert(md.rfind('}'), R"(, "signal_requests": [1])");
+  d.write("metadata.json", md);
+  EXPECT_NE(read_error(d.path()).find("key 'signal_requests' is not an object"), std::string::npos);
+  md = kMetadata;
+  md.insert(md.rfind('}'), R"(, "signal_requests": {"count": "many"})");
+  d.write("metadata.json", md);
+  const std::string m = read_error(d.path());
+  EXPECT_NE(m.find("key 'signal_requests': key 'count' is not a number"), std::string::npos) << m;
+}
+
 TEST(BundleReader, LightReadSkipsBigFiles) {
   Dir d;
   write_good(d);

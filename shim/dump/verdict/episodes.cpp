@@ -63,6 +63,11 @@ bool Episodes::on_success(PendingRequest* mine, uint32_t tid, HookId api, int de
   return true;
 }
 
+void Episodes::returned(uint64_t id, uint64_t now_ns) {
+  SpinGuard g(lock_);
+  if (id == open_ && now_ns > last_ns_) last_ns_ = now_ns;
+}
+
 bool Episodes::expire(uint64_t now_ns, uint64_t episode_ns, bool force, FatalCause cause, int signal) {
   SpinGuard g(lock_);
   if (!open_) return false;

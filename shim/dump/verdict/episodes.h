@@ -102,6 +102,12 @@ class Episodes {
   static constexpr uint64_t kUnwatched = ~uint64_t(0);
   uint64_t on_failure(const FailureInfo& f, uint64_t now_ns, uint64_t live_on_device, uint64_t episode_ns,
                       PendingRequest* mine);
+  // The failing call that opened episode `id` returns to the program now,
+  // after the freeze that ran on its thread: the window starts again from
+  // here, so time the program spent inside the recorder is not time it had
+  // to retry (a 2.1M-entry live table takes seconds to copy on a loaded
+  // machine, longer than GPUMEMREC_EPISODE_MS).
+  void returned(uint64_t id, uint64_t now_ns);
   // This thread, with a pending request, allocated `size` on `device`. True
   // when that closed the episode as recovered.
   bool on_success(PendingRequest* mine, uint32_t tid, HookId api, int device, uint64_t size, uint64_t now_ns,

@@ -6,6 +6,7 @@
 #pragma once
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -42,6 +43,8 @@ struct BundleInput {
   // > 0: the state was frozen this long after the failure (its episode met
   // other bundles in the works: dumper.cpp, Deferred).
   uint64_t frozen_after_failure_ns = 0;
+  // Signal dumps: the requests (handler runs) this bundle serves.
+  std::optional<model::SignalRequests> signal_requests;
   // The framework's own view (the Python start-up hook), when it gave one.
   std::shared_ptr<const FrameworkReport> framework;
 };

@@ -102,6 +102,7 @@ void fill_metadata(const BundleInput& in, const DumpSnapshot& snap, model::Metad
   m->total_event_count = snap.end_seq - 1;
   m->failed_calls_before_dump = in.failed_calls_before_dump;
   m->frozen_after_failure_ms = double(in.frozen_after_failure_ns / 1000) / 1000.0;
+  m->signal_requests = in.signal_requests;
   m->timestamp = seconds(f ? f->time_ns : in.created_ns);
 }
 

@@ -102,6 +102,20 @@ void write_device_accounting(JsonWriter& w, const model::Metadata& m) {
   w.EndArray();
 }
 
+// Signal bundles: the requests (handler runs) this bundle serves.
+void write_signal_requests(JsonWriter& w, const model::Metadata& m) {
+  if (!m.signal_requests) return;
+  const model::SignalRequests& r = *m.signal_requests;
+  w.Key(key::kSignalRequests);
+  w.StartObject();
+  w.Key(key::kSignal); w.Int(r.signal);
+  w.Key(key::kCount); w.Uint64(r.count);
+  w.Key(key::kFirstNs); w.Uint64(r.first_ns);
+  w.Key(key::kLastNs); w.Uint64(r.last_ns);
+  w.Key(key::kSenderPid); w.Int64(r.sender_pid);
+  w.EndObject();
+}
+
 // Stormlog/gpumemprof's exception keys; null for signal and exit dumps.
 void write_exception(JsonWriter& w, const BundleInput& in, const model::Metadata& m) {
   const bool f = in.failure != nullptr;
@@ -191,6 +205,7 @@ bool write_metadata_json(BundleFiles& files, const BundleContent& c, std::string
     if (m.frozen_after_failure_ms > 0) {
       w.Key(key::kFrozenAfterFailureMs); w.Double(m.frozen_after_failure_ms);
     }
+    write_signal_requests(w, m);
     write_outcome(w, c.in, m);
     w.Key(key::kTimestamp); w.Double(m.timestamp);
     write_gpu_processes(w, c.in.gpu_processes);

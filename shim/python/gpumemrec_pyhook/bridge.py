@@ -33,7 +33,8 @@ def guarded(fn, *args):
 
 def report(digest, state_name, state):
     """Hands the framework's view to the recorder: 0 attached to the open
-    out-of-memory episode, 1 a framework_oom bundle written, -1 nothing."""
+    out-of-memory episode, 1 a framework_oom bundle on its way (the
+    recorder writes it on its own thread), -1 nothing."""
     import ctypes
     import json
 

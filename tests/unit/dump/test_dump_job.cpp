@@ -89,6 +89,7 @@ std::string only_bundle(const std::string& dir) {
 
 TEST_F(DumpJobTest, SignalDumpIsPublishedAndTheSlotGivenBack) {
   DumpJob job = inline_job(DumpReason::kSignal);
+  job.signal_requests = model::SignalRequests{SIGUSR2, 3, 1000, 2000, 4242};
   errno = 99;
   EXPECT_TRUE(run_dump_job(job, s, false));
   EXPECT_EQ(errno, 99);
@@ -99,6 +100,15 @@ TEST_F(DumpJobTest, SignalDumpIsPublishedAndTheSlotGivenBack) {
   ASSERT_TRUE(manifest.IsObject());
   EXPECT_STREQ(manifest["reason"].GetString(), "signal");
   EXPECT_FALSE(manifest.HasMember("outcome"));  // no failure, no verdict
+  // The requests it serves, as the signal thread took them.
+  auto metadata = unit_files::read_json(dir + "/" + name + "/metadata.json");
+  ASSERT_TRUE(metadata.IsObject() && metadata.HasMember("signal_requests"));
+  const auto& req = metadata["signal_requests"];
+  EXPECT_EQ(req["signal"].GetInt(), SIGUSR2);
+  EXPECT_EQ(req["count"].GetUint64(), 3u);
+  EXPECT_EQ(req["first_ns"].GetUint64(), 1000u);
+  EXPECT_EQ(req["last_ns"].GetUint64(), 2000u);
+  EXPECT_EQ(req["sender_pid"].GetInt64(), 4242);
   EXPECT_EQ(seq.load(), 1);
   // The slot and the inline set are free: a second dump goes through.
   DumpJob again = inline_job(DumpReason::kSignal);

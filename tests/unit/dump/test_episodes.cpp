@@ -257,3 +257,19 @@ TEST(Episodes, TheFrameworkClosesTheOpenEpisodeOnItsDeviceAsFatal) {
   EXPECT_EQ(e.open_on(1), 0u);
   EXPECT_FALSE(e.close_fatal(id, FatalCause::kFramework));  // decided already
 }
+
+// The opener's freeze ran on the program's thread for longer than the window:
+// the window counts from the call's return, so exit at once is `exited`, not
+// `no retry` (the e2e exit_big_live_set saw that on a loaded machine).
+TEST(Episodes, TheWindowStartsWhenTheFailingCallReturns) {
+  Episodes e;
+  PendingRequest t1{};
+  const uint64_t a = e.on_failure(failure(0, 64, 1), 1000, 0, kWindow, &t1);
+  e.returned(a, 1000 + 5 * kWindow);  // a freeze of five windows
+  EXPECT_FALSE(e.expire(1000 + 5 * kWindow + 1, kWindow, false, FatalCause::kNoRetry));
+  EXPECT_TRUE(e.expire(1000 + 6 * kWindow, kWindow, false, FatalCause::kNoRetry));
+  // A closed episode is not reopened by a late return.
+  e.returned(a, 1000 + 9 * kWindow);
+  EXPECT_EQ(e.verdict(a).outcome, Outcome::kFatal);
+  EXPECT_EQ(e.deadline_ns(kWindow), 0u);
+}
