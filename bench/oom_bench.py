@@ -10,6 +10,10 @@ the fake CUDA driver, runs interleaved (order shuffled per repetition):
       - freeze time: wall time of the failing cudaMalloc, measured in the
         program (with a synchronous dump the failing call IS the dump; with a
         dump written by another thread it is the copy taken before returning);
+        beside it the floor of a freeze that copies: one memcpy of the ring
+        and the live table (ring x 64 + live x 48 bytes) into fresh memory
+        and into warm memory, timed in this process; with --old-shim PATH,
+        that build's failing call too, in the same interleaved runs;
       - writer time: from the failing call's start until a directory
         oom_dump_* is in the dump directory (renamed into place = complete;
         the program polls it every 0.5 ms, up to 60 s);
@@ -75,6 +79,30 @@ def bundle_files(d):
     return b, sizes, count
 
 
+LIVE_ENTRY_BYTES = 48  # sizeof(LiveEntry) (run_bench.py prints it)
+
+
+def copy_floor_ms(nbytes):
+    """The floor of a freeze that copies: one memcpy of `nbytes` (the ring
+    and the live table) into memory touched for the first time (what a
+    first freeze pays: page faults, and on a VM the hypervisor's first
+    touch), and into the same memory again (warm). libc's memmove through
+    ctypes; (fresh ms, warm ms)."""
+    import ctypes
+    import mmap
+    src = mmap.mmap(-1, nbytes)
+    src.write(b"\x01" * nbytes)
+    dst = mmap.mmap(-1, nbytes)
+    s = ctypes.addressof(ctypes.c_char.from_buffer(src))
+    t = ctypes.addressof(ctypes.c_char.from_buffer(dst))
+    res = []
+    for _ in range(2):
+        t0 = time.perf_counter()
+        ctypes.memmove(t, s, nbytes)
+        res.append((time.perf_counter() - t0) * 1e3)
+    return tuple(res)
+
+
 # The writer's buffer: shim/dump/dumper.cpp, kWriteBufferBytes less
 # kRewriteBufferBytes (256 KiB less 32 KiB); each full buffer is one write(2).
 WRITER_CHUNK = 224 * 1024
@@ -120,7 +148,11 @@ def run_dump_case(r, args, ring):
                      "GPUMEMREC_MAX_TOTAL_MB": "0"})
     jobs = [("base", Job(None, argv, base_env, False, "dump")),
             ("shim", Job(None, argv + ["--wait-dir", d, "--wait-s", str(args.wait_s)], shim_env, True, "dump"))]
-    out = {"base": [], "shim": [], "bundle": [], "floor": []}
+    if args.old_shim:  # another build side by side (the freeze before a change)
+        old_env = dict(shim_env)
+        old_env["LD_PRELOAD"] = os.path.abspath(args.old_shim)
+        jobs.append(("old", Job(None, argv + ["--wait-dir", d, "--wait-s", str(args.wait_s)], old_env, True, "dump")))
+    out = {"base": [], "shim": [], "old": [], "bundle": [], "floor": [], "copy_floor": []}
     for rep in range(args.reps):
         order = list(jobs)
         random.Random(2000 + rep + ring).shuffle(order)
@@ -134,6 +166,7 @@ def run_dump_case(r, args, ring):
                 if b:
                     shutil.rmtree(b, ignore_errors=True)  # the floor's files take its place
                     out["floor"].append(write_floor(d, sizes))
+        out["copy_floor"].append(copy_floor_ms(ring * 64 + args.live * LIVE_ENTRY_BYTES))
         if args.verbose:
             sys.stderr.write("ring %d: rep %d/%d done\n" % (ring, rep + 1, args.reps))
     shutil.rmtree(d, ignore_errors=True)
@@ -164,6 +197,14 @@ def report_dump(w, ring, events, out, args):
     call = lambda xs: [int(x["oom_call_ns"]) / 1e6 for x in xs]
     w("  failing cudaMalloc (freeze):   without shim %s   with shim %s   (runs, ms: %s)"
       % (ms(med(call(base))), ms(med(call(shim))), ", ".join("%.1f" % v for v in call(shim))))
+    old = [x for x in out["old"] if x]
+    if old:
+        w("    with --old-shim %s   (runs, ms: %s)" % (ms(med(call(old))), ", ".join("%.1f" % v for v in call(old))))
+    fl = out["copy_floor"]
+    if fl:
+        w("    floor, one memcpy of the ring and the live table (%.1f MiB): into fresh memory %s, warm %s"
+          % ((ring * 64 + args.live * LIVE_ENTRY_BYTES) / 2.0**20, ms(med([a for a, _ in fl])),
+             ms(med([b for _, b in fl]))))
     wr = [int(x["writer_ns"]) / 1e6 for x in shim if int(x.get("writer_ns", -1)) >= 0]
     missing = len(shim) - len(wr)
     w("  writer (failure -> bundle in place): %s   (runs: %s)%s"
@@ -263,6 +304,8 @@ def main():
     ap.add_argument("--big-live", action="store_true",
                     help="the big live set: --live 2100000 --rings 65536 --no-live-table")
     ap.add_argument("--shim", default=None, help="another libgpumemrec.so to measure (default: the build's)")
+    ap.add_argument("--old-shim", default=None,
+                    help="a second libgpumemrec.so whose failing call is measured side by side (dump rows)")
     ap.add_argument("--python", default=None)
     ap.add_argument("--verbose", "-v", action="store_true")
     args = ap.parse_args()

@@ -92,8 +92,15 @@ bool nothing_being_written() { return !writer_busy() && !dump_slot_busy(); }
 bool slot_free() { return !dump_slot_busy(); }
 bool writer_has_another_job() { return writer_jobs() > 1; }
 
+// A job's frozen events are complete only once the handed-over ring buffers
+// are copied (freeze.h): on the thread that writes, never the failing one.
+bool run_job(int set, bool on_writer) {
+  freeze_collect(set, &job_of(set).frozen);
+  return run_dump_job(job_of(set), services(), on_writer);
+}
+
 void writer_job_main(int set) {
-  run_dump_job(job_of(set), services(), true);
+  run_job(set, true);
   crash_wait_disarm(writer_has_another_job);
 }
 
@@ -271,7 +278,7 @@ bool freeze_for_writer(Recorder* r, const FailureInfo& f, uint64_t episode) {
     freeze_done(set);
     return false;
   }
-  return run_dump_job(job_of(set), services(), false);
+  return run_job(set, false);
 }
 
 // Signal and exit dumps, written by the calling thread, which holds the slot
@@ -281,7 +288,7 @@ bool freeze_and_write_here(Recorder* r, DumpReason reason) {
     dump_slot_release();
     return false;
   }
-  return run_dump_job(job_of(kInlineSet), services(), false);
+  return run_job(kInlineSet, false);
 }
 
 // The program is ending (exit): an open episode is fatal, and the writer,
@@ -385,7 +392,7 @@ void dumper_init(Recorder* r) {
     g_rewrite_buffer.size = kRewriteBufferBytes;
   }
   g_symbolizer = new (std::nothrow) Symbolizer();
-  g_frozen_ready = freeze_init(r->ring.capacity());
+  g_frozen_ready = freeze_init(&r->ring);
   writer_set_idle_hook(freeze_trim, kTrimIdleMs);
   exit_wait_init(unsigned(r->cfg.exit_wait_s), r->cfg.dir.c_str());
   if (!g_frozen_ready) GM_WARN("cannot reserve memory for the out-of-memory path: no bundles will be written");

@@ -226,7 +226,8 @@ void record_alloc(HookId api, int device, uint64_t address, uint64_t size, uint6
   uint64_t t1 = realtime_ns();
   uint32_t stack = capture_stack_id(r);
   Event e;
-  e.seq = r->ring.claim();
+  const Ring::Ticket t = r->ring.claim();
+  e.seq = t.seq;
   fill(e, api, EventKind::kAlloc, type, device, address, size, stream, t0_ns, t1, result, stack);
   const LiveEntry le = live_entry_from_event(e);
   if (address != 0) {  // cudaMalloc(p, 0) succeeds with NULL: nothing is held
@@ -236,7 +237,7 @@ void record_alloc(HookId api, int device, uint64_t address, uint64_t size, uint6
   } else {
     e.live_after = reserved ? add_live(r, device, -int64_t(reserved)) : current_live(r, device);
   }
-  r->ring.publish(e);
+  r->ring.publish(e, t.gen);
 }
 
 bool record_alloc_failure(HookId api, int device, uint64_t size, uint64_t stream, MemoryType type, uint64_t t0_ns,
@@ -246,11 +247,12 @@ bool record_alloc_failure(HookId api, int device, uint64_t size, uint64_t stream
   uint64_t t1 = realtime_ns();
   uint32_t stack = capture_stack_id(r);
   Event e;
-  e.seq = r->ring.claim();
+  const Ring::Ticket t = r->ring.claim();
+  e.seq = t.seq;
   fill(e, api, oom ? EventKind::kOom : EventKind::kAllocFailed, type, device, 0, size, stream, t0_ns, t1, result,
        stack);
   e.live_after = current_live(r, device);
-  r->ring.publish(e);
+  r->ring.publish(e, t.gen);
   if (!oom) return false;
   {
     FailureInfo& f = *failure;
@@ -274,7 +276,9 @@ PendingFree begin_free(uint64_t key, MemoryType type) {
     LiveTable& table = type == MemoryType::kPhysical ? r->handles : r->live;
     p.known = table.remove(key, &p.entry);
   }
-  p.seq = r->ring.claim();  // after the removal, before the real free
+  const Ring::Ticket t = r->ring.claim();  // after the removal, before the real free
+  p.seq = t.seq;
+  p.gen = t.gen;  // the buffer it was claimed for, even if the ring is handed over before end_free
   return p;
 }
 
@@ -296,7 +300,7 @@ void end_free(HookId api, const PendingFree& pending, uint64_t key, int device_h
   fill(e, api, result == 0 ? EventKind::kFree : EventKind::kFreeFailed, mt, device, key, size, stream, t0_ns, t1,
        result, stack);
   e.live_after = (result == 0 && pending.known) ? add_live(r, device, -int64_t(size)) : current_live(r, device);
-  r->ring.publish(e);
+  r->ring.publish(e, pending.gen);
 }
 
 PendingUnmap begin_unmap(uint64_t address) {
@@ -315,7 +319,8 @@ void record_mapping(HookId api, bool map, int device, uint64_t address, uint64_t
   uint64_t t1 = realtime_ns();
   uint32_t stack = capture_stack_id(r);
   Event e;
-  e.seq = r->ring.claim();
+  const Ring::Ticket t = r->ring.claim();
+  e.seq = t.seq;
   if (map && result == 0 && address != 0) {
     LiveEntry m;
     m.key = address;
@@ -332,7 +337,7 @@ void record_mapping(HookId api, bool map, int device, uint64_t address, uint64_t
   fill(e, api, map ? EventKind::kMap : EventKind::kUnmap, MemoryType::kMapping, device, address, size, 0, t0_ns, t1,
        result, stack);
   e.live_after = current_live(r, device);
-  r->ring.publish(e);
+  r->ring.publish(e, t.gen);
 }
 
 int device_of_handle(uint64_t handle) {

@@ -97,6 +97,7 @@ struct PendingFree {
   bool known = false;
   LiveEntry entry;
   uint64_t seq = 0;
+  unsigned gen = 0;  // the ring generation of seq (ring.h)
 };
 PendingFree begin_free(uint64_t key, MemoryType type);
 void end_free(HookId api, const PendingFree& pending, uint64_t key, int device_hint, uint64_t stream, MemoryType type,

@@ -1,5 +1,5 @@
 // The bounded ring of the most recent events: fixed memory (capacity * 64
-// bytes, mapped once at start-up), no lock.
+// bytes per buffer, mapped at start-up), no lock.
 //
 // Writers claim a sequence number with one fetch_add and fill the slot
 // seq % capacity under a per-slot seqlock: the slot's seq word is kBusy
@@ -11,6 +11,32 @@
 // in flight at the moment of the dump).
 // All accesses to slot words are atomic (relaxed, ordered by fences) so the
 // ring is data-race free under ThreadSanitizer.
+//
+// Buffers and generations (the freeze hands a buffer over instead of copying
+// it, shim/dump/capture/freeze.h). The ring has up to kMaxBuffers buffers of
+// `capacity` slots; one is live. The claim counter carries, above the
+// sequence number, an 8-bit generation: swap_to() bumps it with one
+// compare-and-swap, so every claim is ordered against the swap by the
+// counter itself: a claim before it got the old generation, a claim after it
+// the new one, and the cut (the first seq of the new generation) has no gap
+// and no overlap. A generation's buffer is in gen_buf_, written before the
+// swap's release; the claim's acquire makes it visible to the writer. So a
+// writer always fills its slot in the buffer of the generation it claimed
+// in, however late it publishes: a thread preempted between claim() and
+// publish() across a swap still writes into the buffer that was handed over
+// (the reader's seqlock sees that slot busy or complete, never torn).
+//
+// Event seq lives in buffer(gen(seq)) at slot seq % capacity, whatever other
+// generations wrote into that buffer before or after: two seqs of one window
+// of `capacity` consecutive seqs never share a slot, so a window's events
+// are intact in their buffers until a seq `capacity` newer is written into
+// the same buffer. Buffers are never unmapped (a late writer may still hold
+// a pointer); a buffer reused by a newer generation only ever gets newer seqs
+// (take_slot's "a newer event owns it" rule still holds). Lifetime hazard: a
+// writer preempted across kGens / 2 swaps finds its generation's table entry
+// reused and may write its event into another buffer; its seq does not match
+// what a reader expects at that slot there, so the event is a hole, nothing
+// is torn (a reader only accepts a slot whose seq word is the one it wants).
 //
 // fork: a thread of the parent may have been between taking a slot and
 // completing it; in the child that thread does not exist and the slot would
@@ -32,20 +58,54 @@ namespace gpumemrec {
 
 class Ring {
  public:
-  // `memory` must hold capacity * sizeof(Event) zeroed bytes.
-  void init(void* memory, uint64_t capacity) {
-    slots_ = static_cast<Event*>(memory);
-    capacity_ = capacity;
+  static constexpr int kMaxBuffers = 4;
+  static constexpr unsigned kGens = 256;  // generations remembered (the counter's top 8 bits)
+  struct Ticket {
+    uint64_t seq;
+    unsigned gen;
+  };
+  // A run of consecutive seqs [from, to) that lives in one buffer.
+  struct Segment {
+    int buffer;
+    uint64_t from, to;
+  };
+
+  Ring() {
+    for (unsigned g = 0; g < kGens; ++g) gen_first_[g].store(UINT64_MAX, std::memory_order_relaxed);
+    gen_first_[0].store(1, std::memory_order_relaxed);
   }
+  // `memory` must hold capacity * sizeof(Event) zeroed bytes: buffer 0, live.
+  void init(void* memory, uint64_t capacity) {
+    capacity_ = capacity;
+    bufs_[0].store(static_cast<Event*>(memory), std::memory_order_release);
+    nbufs_.store(1, std::memory_order_release);
+  }
+  // Another buffer for swap_to (the same size, zeroed). Its index, or -1
+  // when kMaxBuffers are there. Callers serialise add_buffer and swap_to.
+  int add_buffer(void* memory) {
+    const int n = nbufs_.load(std::memory_order_relaxed);
+    if (n >= kMaxBuffers || !memory) return -1;
+    bufs_[n].store(static_cast<Event*>(memory), std::memory_order_release);
+    nbufs_.store(n + 1, std::memory_order_release);
+    return n;
+  }
+  int buffers() const { return nbufs_.load(std::memory_order_acquire); }
+  Event* buffer(int i) const { return bufs_[i].load(std::memory_order_acquire); }
   uint64_t capacity() const { return capacity_; }
-  bool ready() const { return slots_ != nullptr; }
+  bool ready() const { return buffer(0) != nullptr; }
 
-  uint64_t claim() { return next_.fetch_add(1, std::memory_order_relaxed); }
+  // Acquire: the swap that made this generation published its buffer first.
+  Ticket claim() {
+    const uint64_t w = next_.fetch_add(1, std::memory_order_acquire);
+    return Ticket{w & kSeqMask, unsigned(w >> kGenShift)};
+  }
   // One past the newest claimed sequence number.
-  uint64_t end() const { return next_.load(std::memory_order_acquire); }
+  uint64_t end() const { return next_.load(std::memory_order_acquire) & kSeqMask; }
+  unsigned live_gen() const { return unsigned(next_.load(std::memory_order_acquire) >> kGenShift); }
+  int live_buffer() const { return gen_buf_[live_gen()].load(std::memory_order_relaxed); }
 
-  void publish(const Event& e) {
-    uint64_t* dst = take_slot(e.seq);
+  void publish(const Event& e, unsigned gen) {
+    uint64_t* dst = take_slot(e.seq, gen);
     if (!dst) return;
     uint64_t src[8];
     std::memcpy(src, &e, sizeof src);
@@ -54,13 +114,14 @@ class Ring {
     __atomic_store_n(&dst[0], src[0], __ATOMIC_RELEASE);
   }
 
-  // Takes the slot of `seq` for writing (marks it busy); nullptr when a newer
-  // event owns it. Only one writer at a time may fill a slot. A writer that
-  // was preempted between claim() and here can find the slot already reused
-  // by an event `capacity` newer; it then drops its own (older) event rather
-  // than tear or overwrite the newer one. Public for the fork test.
-  uint64_t* take_slot(uint64_t seq) {
-    uint64_t* dst = words(seq);
+  // Takes the slot of `seq` (claimed in generation `gen`) for writing (marks
+  // it busy); nullptr when a newer event owns it. Only one writer at a time
+  // may fill a slot. A writer that was preempted between claim() and here
+  // can find the slot already reused by an event `capacity` newer; it then
+  // drops its own (older) event rather than tear or overwrite the newer one.
+  // Public for the fork test.
+  uint64_t* take_slot(uint64_t seq, unsigned gen) {
+    uint64_t* dst = words(gen_buf_[gen % kGens].load(std::memory_order_relaxed), seq);
     const uint64_t busy = kBusyBit | epoch_.load(std::memory_order_relaxed);
     uint64_t cur = __atomic_load_n(&dst[0], __ATOMIC_RELAXED);
     for (int spins = 0;; ++spins) {
@@ -76,10 +137,10 @@ class Ring {
     }
   }
 
-  // Copies event `seq` into *out; false if the slot no longer (or not yet)
-  // holds it.
-  bool read(uint64_t seq, Event* out) const {
-    const uint64_t* src = words(seq);
+  // Copies event `seq` of buffer `buffer` into *out; false if the slot no
+  // longer (or not yet) holds it.
+  bool read_in(int buffer, uint64_t seq, Event* out) const {
+    const uint64_t* src = words(buffer, seq);
     uint64_t w[8];
     w[0] = __atomic_load_n(&src[0], __ATOMIC_ACQUIRE);
     if (w[0] != seq) return false;
@@ -89,6 +150,53 @@ class Ring {
     std::memcpy(out, w, sizeof w);
     return true;
   }
+  // The same, wherever `seq` lives (one walk of the generations per call:
+  // for a few events; a window is read by segments()).
+  bool read(uint64_t seq, Event* out) const {
+    Segment s;
+    return segments(seq, seq + 1, &s, 1) == 1 && read_in(s.buffer, seq, out);
+  }
+
+  // The buffers holding [lo, hi), newest first, into out[0..max): walks the
+  // generations back from the live one. Stops early (the older seqs are not
+  // covered) where the table no longer remembers a generation (more than
+  // kGens / 2 swaps ago) or at `max` segments. Returns the count; the last
+  // segment's `from` is where the covered part starts.
+  int segments(uint64_t lo, uint64_t hi, Segment* out, int max) const {
+    const uint64_t w = next_.load(std::memory_order_acquire);
+    unsigned g = unsigned(w >> kGenShift);
+    uint64_t top = w & kSeqMask;  // one past the newest seq of generation g
+    int n = 0;
+    for (unsigned walked = 0; walked < kGens / 2 && n < max && hi > lo; ++walked, g = (g + kGens - 1) % kGens) {
+      const uint64_t first = gen_first_[g].load(std::memory_order_relaxed);
+      if (first > top) break;  // not a generation of this era
+      if (first < hi && top > lo && first < top) {  // an empty generation (two swaps in a row) adds nothing
+        const uint64_t to = top < hi ? top : hi;
+        out[n++] = Segment{gen_buf_[g].load(std::memory_order_relaxed), first > lo ? first : lo, to};
+      }
+      if (first <= lo) break;
+      top = first;
+    }
+    return n;
+  }
+
+  // Makes `buffer` live: the next claims get a new generation that fills it.
+  // Returns the cut: the first seq of the new generation (every seq before
+  // it was claimed in an older one). One swap at a time (the caller holds
+  // the freeze lock); the hot path never waits for it.
+  uint64_t swap_to(int buffer) {
+    uint64_t w = next_.load(std::memory_order_relaxed);
+    for (;;) {
+      const unsigned g = (unsigned(w >> kGenShift) + 1) % kGens;
+      // Written before the release below; rewritten on every retry, so the
+      // successful compare-and-swap publishes exactly its own cut.
+      gen_buf_[g].store(buffer, std::memory_order_relaxed);
+      gen_first_[g].store(w & kSeqMask, std::memory_order_relaxed);
+      if (next_.compare_exchange_weak(w, w + (uint64_t(1) << kGenShift), std::memory_order_acq_rel,
+                                      std::memory_order_relaxed))
+        return w & kSeqMask;
+    }
+  }
 
   // In the child of a fork (one thread, in the atfork child handler): slots
   // that other threads were writing at the fork become holes, and the next
@@ -96,13 +204,23 @@ class Ring {
   void after_fork_in_child() { epoch_.fetch_add(1, std::memory_order_relaxed); }
 
  private:
-  // Sequence numbers start at 1 and stay far below 2^63.
+  // Sequence numbers start at 1 and stay far below 2^56 (at 100M events a
+  // second, 22 years); the busy bit is the slot word's top bit.
   static constexpr uint64_t kBusyBit = uint64_t(1) << 63;
-  uint64_t* words(uint64_t seq) const { return reinterpret_cast<uint64_t*>(&slots_[seq % capacity_]); }
+  static constexpr unsigned kGenShift = 56;
+  static constexpr uint64_t kSeqMask = (uint64_t(1) << kGenShift) - 1;
+  uint64_t* words(int buffer, uint64_t seq) const {
+    return reinterpret_cast<uint64_t*>(&bufs_[buffer].load(std::memory_order_relaxed)[seq % capacity_]);
+  }
 
-  Event* slots_ = nullptr;
+  std::atomic<Event*> bufs_[kMaxBuffers] = {};
+  std::atomic<int> nbufs_{0};
   uint64_t capacity_ = 0;
-  alignas(64) std::atomic<uint64_t> next_{1};
+  // Per generation (index gen % kGens): its buffer and its first seq
+  // (UINT64_MAX: never used). Written only by swap_to.
+  std::atomic<int> gen_buf_[kGens] = {};
+  std::atomic<uint64_t> gen_first_[kGens];
+  alignas(64) std::atomic<uint64_t> next_{1};  // generation << 56 | next seq
   std::atomic<uint64_t> epoch_{0};  // the fork epoch (see above); written only in a child's fork handler
 };
 

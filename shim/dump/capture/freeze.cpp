@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 
 #include "shim/base/clock.h"
 #include "shim/record/recorder.h"
@@ -19,15 +20,49 @@ struct Region {
   size_t touched = 0;  // high-water mark of this freeze, for freeze_done
 };
 
+// What a freeze handed over instead of copying: the window of seqs before
+// the cut `end`. [.., split) was copied on the failing thread (it lived in
+// the buffer that became live); [split, end) stays in the buffers of
+// `pinned` until the writer copies it (freeze_collect); `copied` events of
+// it are in the events region already.
+struct Handover {
+  Recorder* r = nullptr;
+  uint64_t split = 0, end = 0;
+  uint64_t copied = 0;
+  unsigned pinned = 0;  // a bit per ring buffer
+  int made_live = -1;   // the spare made live (its pages faulted in by the writer)
+  bool pending = false;
+};
+
 struct Set {
   Region events, live;
+  Handover hand;
   std::atomic<bool> taken{false};
 };
 Set g_sets[kFreezeSets];
 
+// The ring's buffers as the freezes see them. A pinned buffer holds events
+// of a window a writer has not copied yet: it is never made live (its slots
+// would be overwritten under the writer). g_retired_end: the cut at which a
+// buffer stopped being live (0: never was), to pick the least recently live
+// one and to know when none of its events can be in a window any more.
+// g_swap_lock serialises the choice, the pins taken and the swap (failing
+// threads and the writer's trim; never the hot path).
+std::atomic<int> g_pins[Ring::kMaxBuffers];
+uint64_t g_retired_end[Ring::kMaxBuffers];
+bool g_dirty[Ring::kMaxBuffers];  // pages touched since the last trim
+std::atomic<bool> g_swap_lock{false};
+
+bool swap_lock_try() { return !g_swap_lock.exchange(true, std::memory_order_acquire); }
+void swap_lock() {
+  while (!swap_lock_try()) sched_yield();  // held for a few hundred ns by another freeze
+}
+void swap_unlock() { g_swap_lock.store(false, std::memory_order_release); }
+
 // Faults the pages of [base, base+bytes) in with one system call
 // (MADV_POPULATE_WRITE, Linux 5.14) instead of one fault per page during the
 // copy; without it (older kernels) the copy faults them in as before.
+// Populating never changes what the pages hold.
 void populate(void* base, size_t bytes) {
 #ifdef MADV_POPULATE_WRITE
   if (base && bytes) madvise(base, (bytes + 4095) & ~size_t(4095), MADV_POPULATE_WRITE);
@@ -36,12 +71,15 @@ void populate(void* base, size_t bytes) {
 #endif
 }
 
-bool reserve(Region* r, size_t bytes) {
+void* map_reserved(size_t bytes) {
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (p == MAP_FAILED) return false;
-  r->base = p;
-  r->bytes = bytes;
-  return true;
+  return p == MAP_FAILED ? nullptr : p;
+}
+
+bool reserve(Region* r, size_t bytes) {
+  r->base = map_reserved(bytes);
+  r->bytes = r->base ? bytes : 0;
+  return r->base != nullptr;
 }
 
 // Room for `bytes` in the live region: mremap when it is too small (the
@@ -49,9 +87,8 @@ bool reserve(Region* r, size_t bytes) {
 bool ensure(Region* r, size_t bytes) {
   if (bytes <= r->bytes) return true;
   const size_t want = bytes + bytes / 4;
-  void* p = r->base ? mremap(r->base, r->bytes, want, MREMAP_MAYMOVE)
-                    : mmap(nullptr, want, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (p == MAP_FAILED) return false;
+  void* p = r->base ? mremap(r->base, r->bytes, want, MREMAP_MAYMOVE) : map_reserved(want);
+  if (p == MAP_FAILED || !p) return false;
   r->base = p;
   r->bytes = want;
   return true;
@@ -77,39 +114,139 @@ bool copy_live(Recorder* r, Region& live, FrozenState* out) {
   return false;
 }
 
-// The events [end - capacity, end) still in the ring. A slot claimed before
-// the cut but still being filled is waited for, briefly (2 ms per freeze in
-// all: a writer preempted inside its few stores); after that it is a hole.
-void copy_ring(Recorder* r, Region& events, FrozenState* out) {
-  const uint64_t cap = r->ring.capacity();
-  const uint64_t end = out->end_seq;
-  const uint64_t first = end > cap + 1 ? end - cap : 1;
-  auto* dst = static_cast<Event*>(events.base);
-  populate(dst, (end - first) * sizeof(Event));
-  uint64_t n = 0, wait_deadline = 0;
-  for (uint64_t s = first; s < end; ++s) {
-    bool got = r->ring.read(s, &dst[n]);
-    while (!got && s + 4096 > end) {  // only the newest slots can still be in flight
-      const uint64_t now = monotonic_ns();
-      if (wait_deadline == 0) wait_deadline = now + 2000000ull;
-      if (now >= wait_deadline) break;
-      sched_yield();
-      got = r->ring.read(s, &dst[n]);
+uint64_t window_first(const Ring& ring, uint64_t end) {
+  return end > ring.capacity() + 1 ? end - ring.capacity() : 1;
+}
+
+// Events [lo, hi) of a window ending at `end`, oldest first, appended at
+// dst[n]; holes left out. A slot claimed before the cut but still being
+// filled is waited for, briefly (2 ms per call in all: a writer preempted
+// inside its few stores); after that it is a hole. A hole can be older
+// too: a free claims its seq before the real free, which may take long
+// (cudaFree waits for the device). Returns the new count.
+uint64_t copy_events(const Ring& ring, uint64_t lo, uint64_t hi, uint64_t end, Event* dst, uint64_t n) {
+  Ring::Segment segs[Ring::kGens / 2];
+  const int k = ring.segments(lo, hi, segs, int(Ring::kGens / 2));
+  populate(dst + n, (hi - lo) * sizeof(Event));
+  uint64_t wait_deadline = 0;
+  for (int i = k - 1; i >= 0; --i) {  // newest segment first in segs
+    for (uint64_t s = segs[i].from; s < segs[i].to; ++s) {
+      bool got = ring.read_in(segs[i].buffer, s, &dst[n]);
+      while (!got && s + 4096 > end) {  // only the newest slots can still be in flight
+        const uint64_t now = monotonic_ns();
+        if (wait_deadline == 0) wait_deadline = now + 2000000ull;
+        if (now >= wait_deadline) break;
+        sched_yield();
+        got = ring.read_in(segs[i].buffer, s, &dst[n]);
+      }
+      if (got) ++n;
     }
-    if (got) ++n;
   }
-  out->events = dst;
+  return n;
+}
+
+// The buffer to make live: not live, not pinned, the least recently live.
+// -1: none (each other buffer holds a window a writer has not copied yet).
+int pick_spare(const Ring& ring) {
+  const int live = ring.live_buffer();
+  int best = -1;
+  for (int b = 0; b < ring.buffers(); ++b) {
+    if (b == live || g_pins[b].load(std::memory_order_acquire) != 0) continue;
+    if (best < 0 || g_retired_end[b] < g_retired_end[best]) best = b;
+  }
+  return best;
+}
+
+// Under the swap lock: makes a spare buffer live (when `can_swap` and one is
+// free; else the live buffer stays live and the caller copies the whole
+// window, as before the hand-over existed) and pins every buffer the
+// window's events are in, so that no later freeze makes one of them live
+// before they are copied. The spare's own older events that the window may
+// still need (only when several freezes came within one ring of events)
+// are copied first, while nobody writes into it: from the cut on the
+// program's calls overwrite them. Returns the spare made live, or -1.
+int hand_over(Ring& ring, bool can_swap, Event* dst, Handover* h) {
+  const int spare = can_swap ? pick_spare(ring) : -1;
+  uint64_t pre_to = 0;
+  if (spare >= 0) {
+    const uint64_t now = ring.end();
+    pre_to = std::max(window_first(ring, now), g_retired_end[spare]);
+    h->copied = copy_events(ring, window_first(ring, now), pre_to, now, dst, 0);
+    const int old = ring.live_buffer();
+    h->end = ring.swap_to(spare);
+    g_retired_end[old] = h->end;
+    g_dirty[spare] = true;
+  } else {
+    h->end = ring.end();
+  }
+  const uint64_t lo = window_first(ring, h->end);
+  uint64_t gone = 0;  // copied before the cut was known, and out of the window at the cut
+  while (gone < h->copied && dst[gone].seq < lo) ++gone;
+  if (gone) std::memmove(dst, dst + gone, size_t(h->copied - gone) * sizeof(Event));
+  h->copied -= gone;
+  h->split = std::max(lo, pre_to);
+  Ring::Segment segs[Ring::kGens / 2];
+  const int k = ring.segments(h->split, h->end, segs, int(Ring::kGens / 2));
+  for (int i = 0; i < k; ++i) h->pinned |= 1u << segs[i].buffer;
+  for (int b = 0; b < Ring::kMaxBuffers; ++b)
+    if (h->pinned & (1u << b)) g_pins[b].fetch_add(1, std::memory_order_acq_rel);
+  return spare;
+}
+
+void unpin(Handover* h) {
+  for (int b = 0; b < Ring::kMaxBuffers; ++b)
+    if (h->pinned & (1u << b)) g_pins[b].fetch_sub(1, std::memory_order_acq_rel);
+  h->pinned = 0;
+  h->pending = false;
+}
+
+void drop_pages(Set& set) {
+  for (Region* r : {&set.events, &set.live}) {
+    if (r->base && r->touched) madvise(r->base, r->touched, MADV_DONTNEED);
+    r->touched = 0;
+  }
+}
+
+Ring* g_ring = nullptr;
+
+// Buffers whose events no window can hold any more (retired more than one
+// ring of events ago), not pinned, not live: their pages go back.
+void trim_ring_buffers() {
+  if (!g_ring || !swap_lock_try()) return;
+  const uint64_t end = g_ring->end();
+  const int live = g_ring->live_buffer();
+  const size_t bytes = size_t(g_ring->capacity()) * sizeof(Event);
+  for (int b = 0; b < g_ring->buffers(); ++b) {
+    if (b == live || !g_dirty[b] || g_pins[b].load(std::memory_order_acquire) != 0) continue;
+    if (g_retired_end[b] + g_ring->capacity() > end) continue;
+    madvise(g_ring->buffer(b), bytes, MADV_DONTNEED);
+    g_dirty[b] = false;
+  }
+  swap_unlock();
+}
+
+// The frozen events as the bundle sees them: the first `n` of the set's
+// events region.
+void expose(Set& s, FrozenState* out, uint64_t n) {
+  out->events = static_cast<Event*>(s.events.base);
   out->event_count = n;
-  events.touched = std::max(events.touched, size_t(n) * sizeof(Event));
+  s.events.touched = std::max(s.events.touched, size_t(n) * sizeof(Event));
 }
 
 }  // namespace
 
-bool freeze_init(uint64_t ring_capacity) {
+bool freeze_init(Ring* ring) {
+  const size_t bytes = size_t(ring->capacity()) * sizeof(Event);
   for (Set& set : g_sets)
-    if (!reserve(&set.events, size_t(ring_capacity) * sizeof(Event)) ||
-        !reserve(&set.live, size_t(kLiveReserve) * sizeof(LiveEntry)))
+    if (!reserve(&set.events, bytes) || !reserve(&set.live, size_t(kLiveReserve) * sizeof(LiveEntry)))
       return false;
+  // The spare buffers: address space only until one is made live.
+  swap_lock();
+  while (ring->buffers() < kRingBuffers && ring->add_buffer(map_reserved(bytes)) >= 0) {
+  }
+  g_dirty[0] = true;
+  g_ring = ring;
+  swap_unlock();
   return true;
 }
 
@@ -127,24 +264,49 @@ bool freeze(Recorder* r, int set, FrozenState* out, const char** why) {
     *why = "no memory was reserved for it at start-up";
     return false;
   }
-  if (!copy_live(r, g_sets[set].live, out)) {
+  Set& s = g_sets[set];
+  if (!copy_live(r, s.live, out)) {
     *why = "the host would not map memory for the copy of the live table";
     return false;
   }
-  out->end_seq = r->ring.end();  // after the live tables: see reconciler.h
-  copy_ring(r, g_sets[set].events, out);
+  // The cut after the live tables: see reconciler.h. A signal or exit dump
+  // copies on its own thread at once (nothing to hand over), and only tries
+  // the lock: the thread it interrupted may hold it.
+  s.hand = Handover{};
+  s.hand.r = r;
+  s.hand.pending = true;
+  auto* dst = static_cast<Event*>(s.events.base);
+  const bool locked = set == kInlineSet ? swap_lock_try() : (swap_lock(), true);
+  const int spare = hand_over(r->ring, locked && set != kInlineSet, dst, &s.hand);
+  s.hand.made_live = spare;
+  if (locked) swap_unlock();
+  out->end_seq = s.hand.end;
+  if (spare < 0) freeze_collect(set, out);  // no spare: the whole window now, as before the hand-over
+  else expose(s, out, s.hand.copied);
   return true;
 }
 
-void drop_pages(Set& set) {
-  for (Region* r : {&set.events, &set.live}) {
-    if (r->base && r->touched) madvise(r->base, r->touched, MADV_DONTNEED);
-    r->touched = 0;
-  }
+void freeze_collect(int set, FrozenState* out) {
+  if (set < 0 || set >= kFreezeSets || !g_sets[set].hand.pending) return;
+  Set& s = g_sets[set];
+  Handover& h = s.hand;
+  auto* dst = static_cast<Event*>(s.events.base);
+  expose(s, out, copy_events(h.r->ring, h.split, h.end, h.end, dst, h.copied));
+  unpin(&h);
 }
 
 void freeze_done(int set) {
   if (set < 0 || set >= kFreezeSets) return;
+  Handover& h = g_sets[set].hand;
+  if (h.pending) unpin(&h);  // a job given up before its events were copied
+  // The buffer made live is touched by the program's calls from the cut on;
+  // a page touched for the first time costs a fault (on a VM, the
+  // hypervisor's first touch too: docs/performance.md), which each call
+  // would pay in turn. The writer takes them, here, all at once, once the
+  // bundle is written; populating never changes a page's contents, so the
+  // calls writing meanwhile are not disturbed.
+  if (h.made_live >= 0) populate(h.r->ring.buffer(h.made_live), size_t(h.r->ring.capacity()) * sizeof(Event));
+  h.made_live = -1;
   // The pooled sets keep their pages for the next freeze (a program that
   // recovers from an out-of-memory every step would otherwise fault 4 MiB
   // in at every failure); freeze_trim gives them back once quiet. Signal and
@@ -160,12 +322,24 @@ void freeze_trim() {
     drop_pages(g_sets[i]);
     g_sets[i].taken.store(false, std::memory_order_release);
   }
+  trim_ring_buffers();
 }
 
 void freeze_atfork_child() {
+  // The parent's writer is not here: its handed-over windows are nobody's.
   for (Set& set : g_sets) {
     drop_pages(set);
+    set.hand = Handover{};
     set.taken.store(false, std::memory_order_relaxed);
+  }
+  for (auto& p : g_pins) p.store(0, std::memory_order_relaxed);
+  // Another thread held the swap lock at the fork: it may have swapped
+  // without noting which buffer it retired. Every buffer then counts as
+  // retired just now, so the next freeze copies any part of its window
+  // that sits in the buffer it makes live (more than needed, never less).
+  if (g_swap_lock.load(std::memory_order_relaxed) && g_ring) {
+    for (uint64_t& e : g_retired_end) e = g_ring->end();
+    g_swap_lock.store(false, std::memory_order_relaxed);  // its holder is not in this process
   }
 }
 

@@ -1,20 +1,40 @@
-// Step 1 of a dump, on the failing thread: freeze what the bundle needs into
-// memory reserved ahead, and nothing else (no allocation, no lock but the
-// live table's shard locks, no symbolization, no file). The failed call then
+// Step 1 of a dump, on the failing thread: freeze what the bundle needs,
+// and nothing else (no allocation, no lock but the live table's shard locks
+// and the swap lock below, no symbolization, no file). The failed call then
 // returns; the writer thread (writer_thread.h) turns the frozen state into a
 // bundle.
 //
-// What is frozen: the live tables (copied first), the cut of the ring (its
-// end read after the copy) and the ring's events before the cut. Reconciling
-// the copy with those events (reconciler.h) is the writer's work.
+// What is frozen: the live tables (copied first), the cut of the ring (after
+// the copy) and the ring's window before the cut (its last `capacity` seqs).
+// Reconciling the copy with those events (reconciler.h) is the writer's work.
+//
+// The ring is handed over, not copied: the freeze makes a spare ring buffer
+// live (Ring::swap_to: one compare-and-swap on the claim counter, which is
+// also the cut) and the writer copies the window out of the buffer that was
+// live, later, on its own thread (freeze_collect). Until then that buffer is
+// pinned: no later freeze makes it live again. The seqs stay one sequence
+// across the swap (ring.h), so the next bundle's window runs from its cut
+// back through the handed-over buffer: the same history a single ring would
+// have shown. What the failing thread still copies: the live tables and the
+// part of the window that sits in the buffer it makes live (older
+// generations in it, overwritten from the cut on: none unless several
+// freezes came within one ring of events). With no spare buffer (every other
+// one pinned by windows not copied yet) the freeze copies the whole window
+// itself, as it did before the hand-over. Signal and exit dumps write on
+// their own thread at once: they copy, never swap.
 //
 // Memory: regions mapped at start-up with MAP_NORESERVE (address space
 // only; pages are touched by the first freeze, kept for the next ones and
 // given back with MADV_DONTNEED by freeze_trim when failures stop):
-//   events  ring capacity x 64 bytes (the whole ring fits, always);
+//   events  ring capacity x 64 bytes (the whole window fits, always), filled
+//           by the writer;
 //   live    room for kLiveReserve entries, grown with mremap at the freeze
 //           when more are live (one system call; if the kernel refuses, the
-//           freeze fails and the caller writes no bundle, one warning).
+//           freeze fails and the caller writes no bundle, one warning);
+//   ring    kRingBuffers - 1 spare ring buffers (capacity x 64 bytes each),
+//           touched by the program's own calls once one is live; a buffer
+//           that is neither live nor pinned and whose newest event is more
+//           than one ring of events old is given back by freeze_trim.
 // kFreezeSets sets of regions exist, so that a new episode's failure can be
 // frozen while the writer still writes the previous one's bundle (with
 // GPUMEMREC_EPISODE_MS=0 every failure is an episode). A set belongs to the
@@ -25,13 +45,16 @@
 
 #include "common/event.h"
 #include "shim/record/live_table.h"
+#include "shim/record/ring.h"
 
 namespace gpumemrec {
 
 struct Recorder;
 
 struct FrozenState {
-  Event* events = nullptr;  // the ring before the cut, seq order, holes left out
+  // The ring before the cut, seq order, holes left out: after freeze(), only
+  // the part the failing thread copied; complete after freeze_collect().
+  Event* events = nullptr;
   uint64_t event_count = 0;
   LiveEntry* live = nullptr;  // device/managed allocations, then VMM handles
   uint64_t live_count = 0;
@@ -47,23 +70,33 @@ constexpr int kFreezeSets = 3;
 constexpr int kPooledSets = 2;
 constexpr int kInlineSet = 2;
 
-// From start-up: reserves the regions for a ring of `ring_capacity` events.
-bool freeze_init(uint64_t ring_capacity);
+constexpr int kRingBuffers = Ring::kMaxBuffers;  // the live one and the spares
+
+// From start-up: reserves the regions for `ring`'s capacity and gives the
+// ring its spare buffers.
+bool freeze_init(Ring* ring);
 // A free pooled set (lock-free), or -1 when both hold a frozen state not yet
 // written.
 int freeze_acquire();
-// Copies the live tables and the ring into set `set`. False (and *why)
-// when the live copy cannot get the memory it needs (the set stays the
-// caller's: freeze_done).
+// Copies the live tables into set `set` and hands the ring over (see above).
+// False (and *why) when the live copy cannot get the memory it needs (the
+// set stays the caller's: freeze_done).
 bool freeze(Recorder* r, int set, FrozenState* out, const char** why);
+// The writer, before it reads out->events: copies the rest of the window
+// out of the handed-over buffers and unpins them (nothing when the freeze
+// copied everything). May take a while for a big ring: off the failing thread.
+void freeze_collect(int set, FrozenState* out);
 // The job of the set is over: the set is free again (its pages stay for the
-// next freeze, except the inline set's).
+// next freeze, except the inline set's); buffers still pinned for it (a job
+// given up before freeze_collect) are unpinned.
 void freeze_done(int set);
-// The free pooled sets' pages go back to the kernel (the writer calls it
-// after kTrimIdleMs without a job).
+// The free pooled sets' pages go back to the kernel, and the ring buffers
+// no window can need (see above) (the writer calls it after kTrimIdleMs
+// without a job).
 void freeze_trim();
 constexpr unsigned kTrimIdleMs = 5000;
-// A forked child: every set is free (the parent's writer is not here).
+// A forked child: every set is free, no buffer pinned, the swap lock free
+// (the parent's writer and other threads are not here).
 void freeze_atfork_child();
 
 }  // namespace gpumemrec

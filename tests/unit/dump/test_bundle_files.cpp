@@ -75,6 +75,7 @@ class BundleFilesTest : public ::testing::Test {
     ASSERT_GE(set, 0);
     const char* why = nullptr;
     ASSERT_TRUE(freeze(r, set, &frozen, &why)) << why;
+    freeze_collect(set, &frozen);  // the writer's part of the freeze
     in.recorder = r;
     in.reason = DumpReason::kOom;
     in.failure = &failure;

@@ -1,8 +1,14 @@
 // The freeze (shim/dump/capture/freeze.h): the live table copied without
-// allocating, and the frozen sets handed out one per bundle in the works.
+// allocating, the frozen sets handed out one per bundle in the works, and
+// the ring handed over to the writer instead of copied.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
+#include <thread>
 #include <vector>
 
 #include "shim/dump/capture/freeze.h"
@@ -66,6 +72,7 @@ TEST(Freeze, CopiesTheRingAndTheLiveTables) {
   const char* why = "";
   ASSERT_TRUE(freeze(r, set, &f, &why)) << why;
   EXPECT_EQ(f.end_seq, r->ring.end());
+  freeze_collect(set, &f);  // the writer's part of the hand-over
   ASSERT_GT(f.event_count, 0u);
   EXPECT_EQ(f.events[f.event_count - 1].address, 0x5f0000001000u);  // the newest event
   bool found = false;
@@ -74,4 +81,192 @@ TEST(Freeze, CopiesTheRingAndTheLiveTables) {
   freeze_done(set);
   PendingFree p = begin_free(0x5f0000001000, MemoryType::kDevice);
   end_free(HookId::cudaFree, p, 0x5f0000001000, -1, 0, MemoryType::kDevice, t0, 0);
+}
+
+namespace {
+
+constexpr uint64_t kBase = 0x5e0000000000;
+
+// One allocation recorded through the recorder (the hot path), freed again
+// unless `keep`.
+void alloc_free(uint64_t i, bool keep = false) {
+  const uint64_t a = kBase + i * 4096;
+  record_alloc(HookId::cudaMalloc, 0, a, 4096, 0, MemoryType::kDevice, 1, 0);
+  if (keep) return;
+  PendingFree p = begin_free(a, MemoryType::kDevice);
+  end_free(HookId::cudaFree, p, a, -1, 0, MemoryType::kDevice, 1, 0);
+}
+
+// The frozen window is what a single ring would have held: consecutive
+// seqs, the newest one the cut's predecessor, as many as the ring holds or
+// every event since the start.
+void expect_window(const Recorder* r, const FrozenState& f) {
+  ASSERT_GT(f.event_count, 0u);
+  const uint64_t cap = r->ring.capacity();
+  const uint64_t first = f.end_seq > cap + 1 ? f.end_seq - cap : 1;
+  EXPECT_EQ(f.event_count, f.end_seq - first);
+  EXPECT_EQ(f.events[0].seq, first);
+  for (uint64_t i = 1; i < f.event_count; ++i) ASSERT_EQ(f.events[i].seq, f.events[i - 1].seq + 1) << i;
+  EXPECT_EQ(f.events[f.event_count - 1].seq, f.end_seq - 1);
+}
+
+}  // namespace
+
+// The failing thread copies nothing of the ring: a spare buffer goes live,
+// the events after the cut land there, and the writer's copy (after them)
+// is still exactly the window before the cut.
+TEST(FreezeHandover, TheFailingThreadCopiesNoEventAndTheWriterGetsTheWindow) {
+  Recorder* r = recorder();
+  ASSERT_NE(r, nullptr);
+  ASSERT_EQ(r->ring.buffers(), kRingBuffers);
+  for (uint64_t i = 0; i < 100; ++i) alloc_free(i);
+  const int live_before = r->ring.live_buffer();
+  const int set = freeze_acquire();
+  ASSERT_GE(set, 0);
+  FrozenState f;
+  const char* why = "";
+  ASSERT_TRUE(freeze(r, set, &f, &why)) << why;
+  EXPECT_NE(r->ring.live_buffer(), live_before);
+  EXPECT_EQ(f.event_count, 0u);  // nothing copied on the failing thread
+  for (uint64_t i = 100; i < 150; ++i) alloc_free(i);  // after the cut: in the new buffer
+  EXPECT_EQ(r->ring.end(), f.end_seq + 100);
+  freeze_collect(set, &f);
+  expect_window(r, f);
+  EXPECT_EQ(f.events[f.event_count - 1].address, kBase + 99 * 4096);
+  freeze_done(set);
+}
+
+// The next bundle's window runs back through the buffer the first freeze
+// handed over (once its writer is done): the events before the first cut
+// and after it, one gap-free sequence.
+TEST(FreezeHandover, TheNextBundleSeesTheHandedOverHistory) {
+  Recorder* r = recorder();
+  ASSERT_NE(r, nullptr);
+  FrozenState f1, f2;
+  const char* why = "";
+  for (uint64_t i = 0; i < 100; ++i) alloc_free(i);
+  int set = freeze_acquire();
+  ASSERT_TRUE(freeze(r, set, &f1, &why)) << why;
+  freeze_collect(set, &f1);
+  freeze_done(set);
+  for (uint64_t i = 100; i < 200; ++i) alloc_free(i);
+  set = freeze_acquire();
+  ASSERT_TRUE(freeze(r, set, &f2, &why)) << why;
+  freeze_collect(set, &f2);
+  expect_window(r, f2);
+  EXPECT_LT(f2.events[0].seq, f1.end_seq);  // history from the first buffer
+  freeze_done(set);
+}
+
+// Two bundles in the works at once (their windows pinned), then more
+// freezes: each window is complete whatever buffers it spans, and a freeze
+// with no spare left copies everything itself.
+TEST(FreezeHandover, PinnedWindowsAreNeverOverwritten) {
+  Recorder* r = recorder();
+  ASSERT_NE(r, nullptr);
+  const char* why = "";
+  FrozenState f[3];
+  int sets[2];
+  for (int k = 0; k < 2; ++k) {
+    for (uint64_t i = 0; i < 300; ++i) alloc_free(i);
+    sets[k] = freeze_acquire();
+    ASSERT_GE(sets[k], 0);
+    ASSERT_TRUE(freeze(r, sets[k], &f[k], &why)) << why;
+  }
+  // A signal or exit dump meanwhile (the inline set): copies, never swaps.
+  const int live = r->ring.live_buffer();
+  for (uint64_t i = 0; i < 300; ++i) alloc_free(i);
+  ASSERT_TRUE(freeze(r, kInlineSet, &f[2], &why)) << why;
+  EXPECT_EQ(r->ring.live_buffer(), live);
+  expect_window(r, f[2]);
+  freeze_collect(kInlineSet, &f[2]);  // nothing left to collect
+  expect_window(r, f[2]);
+  freeze_done(kInlineSet);
+  for (uint64_t i = 0; i < 300; ++i) alloc_free(i);
+  for (int k = 0; k < 2; ++k) {
+    freeze_collect(sets[k], &f[k]);
+    expect_window(r, f[k]);
+    freeze_done(sets[k]);
+  }
+}
+
+// The hot path runs on other threads through every freeze: a thread in the
+// middle of a publish when the ring is swapped finishes into the buffer it
+// claimed in. Every window is one run of seqs up to the cut, with at most
+// one hole per recording thread (its event in flight at the cut, waited for
+// 2 ms, then left out, as documented), and no event is torn.
+// ThreadSanitizer runs this one.
+TEST(FreezeHandover, FreezesWhileOtherThreadsRecord) {
+  Recorder* r = recorder();
+  ASSERT_NE(r, nullptr);
+  constexpr int kThreads = 3;
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      for (uint64_t i = 0; !stop.load(std::memory_order_relaxed); ++i) alloc_free(uint64_t(t + 1) << 24 | (i & 0xffff));
+    });
+  const char* why = "";
+  for (int round = 0; round < 20; ++round) {
+    const uint64_t want = r->ring.end() + 100;  // some events in each window, whatever the scheduling
+    while (r->ring.end() < want) std::this_thread::yield();
+    const int set = freeze_acquire();
+    ASSERT_GE(set, 0);
+    FrozenState f;
+    ASSERT_TRUE(freeze(r, set, &f, &why)) << why;
+    freeze_collect(set, &f);
+    ASSERT_GT(f.event_count, 0u);
+    const uint64_t cap = r->ring.capacity();
+    EXPECT_GE(f.events[0].seq, f.end_seq > cap + 1 ? f.end_seq - cap : 1);
+    EXPECT_LE(f.end_seq - f.events[0].seq - f.event_count, uint64_t(kThreads)) << "holes in the window";
+    for (uint64_t i = 0; i < f.event_count; ++i) {
+      const Event& e = f.events[i];
+      ASSERT_LT(e.seq, f.end_seq);
+      if (i) {
+        ASSERT_GT(e.seq, f.events[i - 1].seq);
+      }
+      ASSERT_EQ(e.address >> 40, kBase >> 40) << "torn event";
+      ASSERT_EQ(e.size, 4096u);
+    }
+    freeze_done(set);
+    std::this_thread::yield();
+  }
+  stop = true;
+  for (auto& t : threads) t.join();
+}
+
+// fork while a window is handed over and not yet copied: in the child the
+// parent's writer does not exist; its pins are gone, and the child freezes,
+// collects and gets a full window of its own.
+TEST(FreezeHandover, ForkWhileAWindowIsHandedOver) {
+  Recorder* r = recorder();
+  ASSERT_NE(r, nullptr);
+  for (uint64_t i = 0; i < 100; ++i) alloc_free(i);
+  const int set = freeze_acquire();
+  FrozenState f;
+  const char* why = "";
+  ASSERT_TRUE(freeze(r, set, &f, &why)) << why;
+  const pid_t pid = fork();
+  if (pid == 0) {
+    alarm(20);
+    for (int round = 0; round < 6; ++round) {  // more freezes than there are spare buffers
+      for (uint64_t i = 0; i < 50; ++i) alloc_free(i);
+      const int s = freeze_acquire();
+      FrozenState c;
+      if (s < 0 || !freeze(r, s, &c, &why)) _exit(2);
+      freeze_collect(s, &c);
+      const uint64_t first = c.end_seq > r->ring.capacity() + 1 ? c.end_seq - r->ring.capacity() : 1;
+      if (c.event_count != c.end_seq - first) _exit(3);
+      freeze_done(s);
+    }
+    _exit(0);
+  }
+  ASSERT_GT(pid, 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status)) << "child killed by signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  EXPECT_EQ(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 0);
+  freeze_collect(set, &f);
+  expect_window(r, f);
+  freeze_done(set);
 }
