@@ -5,6 +5,7 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -77,9 +78,9 @@ TEST(Log, ErrnoIsKeptAndAClosedStderrIsHarmless) {
 // pipes has it): every line fails with EPIPE, the program carries on and
 // sees its own errno.
 TEST(Log, ReaderGoneIsNotAnError) {
-  int p[2];
-  ASSERT_EQ(pipe(p), 0);
   const int status = unit_process::in_child([&] {
+    int p[2];  // made in the child: no end of it stays open in the parent
+    if (pipe(p) != 0) return 2;
     signal(SIGPIPE, SIG_IGN);
     close(p[0]);
     dup2(p[1], 2);
@@ -88,8 +89,6 @@ TEST(Log, ReaderGoneIsNotAnError) {
     for (int i = 0; i < 100; ++i) GM_WARN("into nothing {}", i);
     return errno == 5 ? 0 : 1;
   });
-  close(p[0]);
-  close(p[1]);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
@@ -106,4 +105,84 @@ TEST(Log, ResetAfterForkKeepsTheLevel) {
       &status);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   EXPECT_EQ(out, "gpumemrec: error: kept 2\n");
+}
+
+namespace {
+
+// Fills pipe `p` to the last byte (its write end made non-blocking for the
+// filling only: the test owns both ends).
+void fill_pipe(const int p[2]) {
+  const int flags = fcntl(p[1], F_GETFL);
+  fcntl(p[1], F_SETFL, flags | O_NONBLOCK);
+  char block[4096] = {};
+  while (write(p[1], block, sizeof block) > 0) {
+  }
+  while (write(p[1], block, 1) > 0) {
+  }
+  fcntl(p[1], F_SETFL, flags);
+}
+
+}  // namespace
+
+// A parent that reads only the program's stdout leaves stderr full: a line
+// of ours must not block the calling thread (it may be inside cudaMalloc),
+// and the next line that gets through says how many were lost. A blocking
+// write would hang this child, and the test with it (ctest's timeout).
+TEST(Log, AFullStderrDropsLinesWithoutBlockingAndSaysSoLater) {
+  int p[2];
+  ASSERT_EQ(pipe(p), 0);
+  const int status = unit_process::in_child([&] {
+    dup2(p[1], 2);
+    log_get()->set_level(spdlog::level::warn);
+    fill_pipe(p);
+    const uint64_t before = log_lines_dropped();
+    GM_WARN("lost {}", 1);
+    GM_WARN("lost {}", 2);
+    if (log_lines_dropped() != before + 2) return 1;
+    // The reader catches up: drain, then one line gets through with the count.
+    fcntl(p[0], F_SETFL, fcntl(p[0], F_GETFL) | O_NONBLOCK);
+    char sink[4096];
+    while (read(p[0], sink, sizeof sink) > 0) {
+    }
+    GM_WARN("back {}", 3);
+    if (log_lines_dropped() != 0) return 2;
+    std::string out;
+    fd_read_all(p[0], 1 << 16, &out);  // non-blocking: what is there
+    const std::string want = "gpumemrec: warning: " + std::to_string(before + 2) +
+                             " earlier line(s) dropped: stderr was full (nobody was reading it)\n"
+                             "gpumemrec: warning: back 3\n";
+    return out == want ? 0 : 3;
+  });
+  close(p[0]);
+  close(p[1]);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
+}
+
+// A C program keeps SIGPIPE at its default action (terminate). Its stderr
+// is a pipe whose reader went away (`prog 2>&1 | head -1` after head
+// exited): our lines must not kill it, leave nothing pending, and keep its
+// signal mask as it was.
+TEST(Log, ReaderGoneWithSigpipeAtItsDefaultKillsNothing) {
+  const int status = unit_process::in_child([&] {
+    // Made in the child: the parent holds no end of it, so its reader is
+    // really gone once the child closes it.
+    int p[2];
+    if (pipe(p) != 0) return 4;
+    signal(SIGPIPE, SIG_DFL);
+    close(p[0]);
+    dup2(p[1], 2);
+    log_get()->set_level(spdlog::level::warn);
+    sigset_t mask_before, mask_after, pending;
+    pthread_sigmask(SIG_SETMASK, nullptr, &mask_before);
+    for (int i = 0; i < 100; ++i) GM_WARN("into nothing {}", i);
+    // The write path itself, past the poll (a reader gone after it): the
+    // EPIPE's SIGPIPE is taken back.
+    write_lines_guarded(p[1], "a\n", "x\n", 2);
+    pthread_sigmask(SIG_SETMASK, nullptr, &mask_after);
+    sigpending(&pending);
+    if (sigismember(&pending, SIGPIPE)) return 2;
+    return sigismember(&mask_after, SIGPIPE) == sigismember(&mask_before, SIGPIPE) ? 0 : 3;
+  });
+  EXPECT_TRUE(WIFEXITED(status)) << "killed by signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  EXPECT_EQ(WEXITSTATUS(status), 0);
 }
