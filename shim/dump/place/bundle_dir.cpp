@@ -15,6 +15,7 @@
 #include <ctime>
 
 #include "common/bundle_schema.h"
+#include "shim/base/dump_progress.h"
 #include "shim/base/log.h"
 
 #include "shim/dump/place/bundle_name.h"
@@ -217,14 +218,37 @@ bool name_pid_host(const std::string& name, long* pid, std::string* host) {
 }
 
 // Waits (at most ~2 s) for the directory's exclusive lock.
-bool lock_dir(int dirfd) {
-  for (int i = 0; i < 200; ++i) {
+int64_t dir_mtime_ns(int dirfd) {
+  struct stat st;
+  return fstat(dirfd, &st) == 0 ? int64_t(st.st_mtim.tv_sec) * 1000000000ll + st.st_mtim.tv_nsec : 0;
+}
+
+int64_t monotonic_now_ns() {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t(ts.tv_sec) * 1000000000ll + ts.tv_nsec;
+}
+
+}  // namespace
+
+bool lock_dir(int dirfd, unsigned stall_ms, unsigned max_ms) {
+  const int64_t start = monotonic_now_ns();
+  int64_t seen = dir_mtime_ns(dirfd), changed_at = start;
+  for (;;) {
     if (flock(dirfd, LOCK_EX | LOCK_NB) == 0) return true;
     if (errno != EWOULDBLOCK && errno != EINTR) return false;
+    const int64_t now = monotonic_now_ns(), m = dir_mtime_ns(dirfd);
+    if (m != seen) {  // the holders are getting on: so is this dump (the exit wait follows it)
+      seen = m;
+      changed_at = now;
+      dump_progress_step();
+    }
+    if (now - changed_at >= int64_t(stall_ms) * 1000000ll || now - start >= int64_t(max_ms) * 1000000ll) return false;
     usleep(10000);
   }
-  return false;
 }
+
+namespace {
 
 void remove_stale_tmps(int dirfd) {
   const std::string host = bundle_host_part();
@@ -336,7 +360,12 @@ bool bundle_exceeds_total_cap(int dirfd, const std::string& name, const Config& 
 }
 
 bool prune_bundles(int dirfd, const Config& c, const std::string& keep) {
-  if (!lock_dir(dirfd)) return true;  // another process prunes; the next dump will
+  if (!lock_dir(dirfd)) {  // the next dump's prune catches up
+    GM_WARN("the dump directory stayed locked by another process without a change for {} s: this dump did not "
+            "prune it, so it may hold more than GPUMEMREC_MAX_DUMPS / GPUMEMREC_MAX_TOTAL_MB until the next dump",
+            kPruneLockStallMs / 1000);
+    return true;
+  }
   remove_stale_tmps(dirfd);
   bool kept = true;
   if (c.max_dumps != 0 || c.max_total_mb != 0) {

@@ -92,8 +92,20 @@ std::vector<BundleOnDisk> list_bundles(int dirfd);
 // push out the fatal one that ends it.
 std::vector<std::string> bundles_to_prune(std::vector<BundleOnDisk> bundles, uint64_t max_dumps,
                                           uint64_t max_total_mb, const std::string& keep, int64_t burst_ns = 0);
-// Under an exclusive flock(2) on the dump directory (processes sharing it
-// prune one at a time; at most ~2 s of waiting, else this prune is skipped):
+// The exclusive flock(2) on the dump directory that a prune holds. The
+// ranks of one job fail together and queue here, and on a busy node each
+// prune (list, read the manifests, remove a few bundles) takes a fraction of
+// a second, so 16 of them in a row outlast any fixed bound. The wait is
+// bounded by a lack of progress instead: while the directory keeps changing
+// (its mtime: a bundle renamed in, a pruned one removed) the holders are
+// getting on and we wait; `stall_ms` without a change (a holder that hangs:
+// a stopped process, an unreachable NFS server) or `max_ms` in all, and it
+// gives up (false). flock's own blocking wait has no timeout, hence polling
+// every 10 ms.
+constexpr unsigned kPruneLockStallMs = 2000, kPruneLockMaxMs = 60000;
+bool lock_dir(int dirfd, unsigned stall_ms = kPruneLockStallMs, unsigned max_ms = kPruneLockMaxMs);
+// Under lock_dir (processes sharing the directory prune one at a time; when
+// it gives up, this prune is skipped with a warning and the next catches up):
 // stale temporary directories, then list_bundles + bundles_to_prune +
 // remove. Returns false when `keep` itself was removed.
 bool prune_bundles(int dirfd, const Config& c, const std::string& keep);

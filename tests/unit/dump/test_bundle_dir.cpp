@@ -2,13 +2,17 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <fstream>
 #include <map>
 #include <string>
 
+#include "shim/base/dump_progress.h"
 #include "shim/dump/place/bundle_dir.h"
 
 using namespace gpumemrec;
@@ -235,4 +239,81 @@ TEST(BundleDir, TmpBundleIsRemovedUnlessPublished) {
   }
   EXPECT_FALSE(exists(d + "/" + name));
   close(fd);
+}
+
+namespace {
+
+// A child that holds the dump directory's lock (its own open file
+// description, as another rank would) and says so on `ready`; for
+// `progress_ms` it keeps changing the directory (a prune at work), then it
+// either lets go (exit) or, with progress_ms < 0, holds on changing nothing
+// until killed.
+pid_t lock_holder(const std::string& dir, int progress_ms, int ready[2]) {
+  const pid_t pid = fork();
+  if (pid != 0) return pid;
+  const int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY);
+  if (fd < 0 || flock(fd, LOCK_EX) != 0) _exit(1);
+  if (write(ready[1], "r", 1) != 1) _exit(1);
+  if (progress_ms < 0) {
+    for (;;) pause();
+  }
+  for (int waited = 0; waited < progress_ms; waited += 10) {
+    mkdirat(fd, "work", 0700);  // each mkdir and rmdir changes the directory's mtime
+    unlinkat(fd, "work", AT_REMOVEDIR);
+    usleep(10000);
+  }
+  _exit(0);
+}
+
+void wait_ready(int ready[2]) {
+  char c;
+  ASSERT_EQ(read(ready[0], &c, 1), 1);
+}
+
+}  // namespace
+
+// 16 ranks fail at once and queue for the lock, each prune a fraction of a
+// second on a busy node: the wait follows the holders' progress (the
+// directory changing), not a clock. Here the holder works 4 times longer
+// than the stall bound; a fixed bound would give up.
+TEST(BundleDir, LockWaitsWhileTheHolderGetsOn) {
+  const std::string dir = make_tmpdir();
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  const pid_t pid = lock_holder(dir, 2000, ready);
+  wait_ready(ready);
+  const int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY);
+  const uint64_t steps = dump_progress_steps();
+  EXPECT_TRUE(lock_dir(fd, 500, 600000));
+  EXPECT_GT(dump_progress_steps(), steps);  // the exit wait sees the wait progress
+  int status = 0;
+  waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  close(fd);
+  close(ready[0]);
+  close(ready[1]);
+}
+
+// A holder that hangs (stopped, or stuck on a dead file server): the prune
+// is skipped after the stall bound; and a holder that works for ever is
+// bounded by max_ms.
+TEST(BundleDir, LockGivesUpOnAHolderThatHangsOrNeverEnds) {
+  const std::string dir = make_tmpdir();
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  pid_t pid = lock_holder(dir, -1, ready);
+  wait_ready(ready);
+  const int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY);
+  EXPECT_FALSE(lock_dir(fd, 200, 600000));
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  pid = lock_holder(dir, 600000, ready);
+  wait_ready(ready);
+  EXPECT_FALSE(lock_dir(fd, 600000, 300));
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  EXPECT_TRUE(lock_dir(fd));  // free again
+  close(fd);
+  close(ready[0]);
+  close(ready[1]);
 }
