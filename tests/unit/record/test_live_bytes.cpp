@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "shim/record/live_bytes.h"
+#include "shim/record/recorder.h"
 
 using namespace gpumemrec;
 
@@ -51,4 +52,33 @@ TEST(LiveBytes, ExactCounterAndUnknownDevices) {
   b.add(kMaxDevices, 8);  // out of range: the same slot
   EXPECT_EQ(b.read(-1), 15u);
   EXPECT_EQ(b.read(kMaxDevices + 5), 15u);
+}
+
+// Through the recorder: allocations on several threads, each freed on
+// another thread; device_live_bytes (the failing call's live_on_device)
+// sums the slabs. Device 47: no other test uses it.
+TEST(LiveBytes, RecorderCountsAllocationsFreedOnOtherThreads) {
+  ASSERT_NE(recorder(), nullptr);
+  constexpr int kThreads = 6;
+  constexpr uint64_t kBase = 0x470000000000ull;
+  std::vector<std::thread> ts;
+  for (int t = 0; t < kThreads; ++t)
+    ts.emplace_back([t] {
+      for (uint64_t i = 0; i < 100; ++i)
+        record_alloc(HookId::cudaMalloc, 47, kBase + (uint64_t(t) << 20) + i * 256, 256, 0, MemoryType::kDevice, 0, 0);
+    });
+  for (auto& t : ts) t.join();
+  EXPECT_EQ(device_live_bytes(47), uint64_t(kThreads) * 100 * 256);
+  ts.clear();
+  for (int t = 0; t < kThreads; ++t)
+    ts.emplace_back([t] {  // frees thread (t + 1)'s allocations, and half of them only
+      const int owner = (t + 1) % kThreads;
+      for (uint64_t i = 0; i < 50; ++i) {
+        const uint64_t a = kBase + (uint64_t(owner) << 20) + i * 256;
+        const PendingFree p = begin_free(a, MemoryType::kDevice);
+        end_free(HookId::cudaFree, p, a, -1, 0, MemoryType::kDevice, 0, 0);
+      }
+    });
+  for (auto& t : ts) t.join();
+  EXPECT_EQ(device_live_bytes(47), uint64_t(kThreads) * 50 * 256);
 }
