@@ -18,7 +18,7 @@ struct Event {
   uint64_t address;      // device pointer, VMM handle, or 0
   uint64_t size;         // bytes asked for / released (0 when unknown)
   uint64_t stream;       // stream handle for stream-ordered calls, else 0
-  uint64_t live_after;   // live bytes on `device` after this event
+  uint64_t live_after;   // live bytes on `device` after this event: 0 in the ring, derived at the dump
   uint32_t stack_id;     // 0 = none
   uint32_t tid : 24;     // Linux thread id (pid_max is at most 2^22)
   uint32_t device1 : 8;  // device ordinal + 1; 0 = unknown

@@ -66,7 +66,6 @@ void do_init() {
   }
   r->cfg = cfg;
   r->ring.init(ring_mem, cfg.ring_events);
-  for (auto& d : r->device_live) d.store(0, std::memory_order_relaxed);
   r->start_ns = realtime_ns();
   // Stacks: nothing is mapped until the first stack is interned, and nothing
   // at all when both kinds of stacks are off (docs/performance.md, memory).
@@ -95,16 +94,16 @@ Recorder* ensure_init() {
   return g_init_state.load(std::memory_order_acquire) == kReady ? g_recorder : nullptr;
 }
 
-inline int device_slot(int device) { return device >= 0 && device < kMaxDevices ? device : kMaxDevices; }
-
-inline uint64_t add_live(Recorder* r, int device, int64_t delta) {
-  int64_t v = r->device_live[device_slot(device)].fetch_add(delta, std::memory_order_relaxed) + delta;
-  return v < 0 ? 0 : uint64_t(v);
+// A device with a limit counts in its exact shared counter (admit reserves
+// there), every other device in this thread's slab (live_bytes.h).
+inline bool limited(const Recorder* r, int device) {
+  return r->cfg.has_limit && device >= 0 && device < kMaxDevices && r->cfg.limit_bytes[device] != 0;
 }
 
-inline uint64_t current_live(Recorder* r, int device) {
-  int64_t v = r->device_live[device_slot(device)].load(std::memory_order_relaxed);
-  return v < 0 ? 0 : uint64_t(v);
+inline void add_live(Recorder* r, int device, int64_t delta) {
+  if (delta == 0) return;
+  if (limited(r, device)) r->live_bytes.add_exact(device, delta);
+  else r->live_bytes.add(device, delta);
 }
 
 inline uint32_t saturate32(uint64_t v) { return v > 0xFFFFFFFFull ? 0xFFFFFFFFu : uint32_t(v); }
@@ -122,6 +121,7 @@ inline void fill(Event& e, HookId api, EventKind kind, MemoryType type, int devi
   e.result = int16_t(result);
   e.api = uint8_t(api);
   e.kind_type = pack_kind_type(kind, type);
+  e.live_after = 0;  // derived at the dump (history.h): no shared total is read per call
 }
 
 }  // namespace
@@ -201,7 +201,7 @@ Admission admit(HookId, int device, uint64_t size) {
     // Check and reserve in one step: two threads can never both see room
     // that only one of them fits in.
     const uint64_t limit = r->cfg.limit_bytes[device];
-    std::atomic<int64_t>& live = r->device_live[device];
+    std::atomic<int64_t>& live = r->live_bytes.exact(device);
     int64_t cur = live.load(std::memory_order_relaxed);
     do {
       const uint64_t held = cur < 0 ? 0 : uint64_t(cur);
@@ -217,7 +217,7 @@ Admission admit(HookId, int device, uint64_t size) {
 
 uint64_t device_live_bytes(int device) {
   Recorder* r = g_recorder;
-  return r ? current_live(r, device) : 0;
+  return r ? r->live_bytes.read(device) : 0;
 }
 
 void record_alloc(HookId api, int device, uint64_t address, uint64_t size, uint64_t stream, MemoryType type,
@@ -233,9 +233,9 @@ void record_alloc(HookId api, int device, uint64_t address, uint64_t size, uint6
   if (address != 0) {  // cudaMalloc(p, 0) succeeds with NULL: nothing is held
     LiveTable& table = type == MemoryType::kPhysical ? r->handles : r->live;
     if (!table.insert(le)) GM_WARN("live table out of memory; allocation at {:#x} is not tracked", address);
-    e.live_after = add_live(r, device, int64_t(size) - int64_t(reserved));
+    add_live(r, device, int64_t(size) - int64_t(reserved));
   } else {
-    e.live_after = reserved ? add_live(r, device, -int64_t(reserved)) : current_live(r, device);
+    add_live(r, device, -int64_t(reserved));
   }
   r->ring.publish(e, t.gen);
 }
@@ -251,7 +251,6 @@ bool record_alloc_failure(HookId api, int device, uint64_t size, uint64_t stream
   e.seq = t.seq;
   fill(e, api, oom ? EventKind::kOom : EventKind::kAllocFailed, type, device, 0, size, stream, t0_ns, t1, result,
        stack);
-  e.live_after = current_live(r, device);
   r->ring.publish(e, t.gen);
   if (!oom) return false;
   {
@@ -299,7 +298,7 @@ void end_free(HookId api, const PendingFree& pending, uint64_t key, int device_h
   e.seq = pending.seq;
   fill(e, api, result == 0 ? EventKind::kFree : EventKind::kFreeFailed, mt, device, key, size, stream, t0_ns, t1,
        result, stack);
-  e.live_after = (result == 0 && pending.known) ? add_live(r, device, -int64_t(size)) : current_live(r, device);
+  if (result == 0 && pending.known) add_live(r, device, -int64_t(size));
   r->ring.publish(e, pending.gen);
 }
 
@@ -336,7 +335,6 @@ void record_mapping(HookId api, bool map, int device, uint64_t address, uint64_t
   }
   fill(e, api, map ? EventKind::kMap : EventKind::kUnmap, MemoryType::kMapping, device, address, size, 0, t0_ns, t1,
        result, stack);
-  e.live_after = current_live(r, device);
   r->ring.publish(e, t.gen);
 }
 

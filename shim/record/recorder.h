@@ -22,6 +22,7 @@
 #include "common/event.h"
 #include "shim/base/hook_table.h"
 #include "shim/record/failure.h"
+#include "shim/record/live_bytes.h"
 #include "shim/record/live_table.h"
 #include "shim/record/ring.h"
 #include "shim/record/stack_table.h"
@@ -37,8 +38,9 @@ struct Recorder {
   LiveTable handles;  // VMM physical allocations by handle
   LiveTable mappings; // VMM mappings by address (device and size for the unmap)
   StackTable stacks;
-  // Live bytes per device; index kMaxDevices collects unknown devices.
-  std::atomic<int64_t> device_live[kMaxDevices + 1];
+  // Live bytes per device: per-thread slabs, an exact counter for a device
+  // with a limit (live_bytes.h).
+  LiveBytes live_bytes;
   std::atomic<uint64_t> alloc_calls{0};
   uint64_t start_ns = 0;
   bool stacks_enabled = false;
@@ -69,8 +71,8 @@ uint32_t current_tid();
 
 // Checks GPUMEMREC_LIMIT and GPUMEMREC_FAIL_AFTER before an allocation.
 // Under a limit the bytes are reserved at once (compare-and-swap on the
-// device's live counter), so concurrent allocations can never together
-// exceed it; the reservation is settled by record_alloc (kept, adjusted to
+// device's exact live counter, live_bytes.h), so concurrent allocations can
+// never together exceed it; the reservation is settled by record_alloc (kept, adjusted to
 // the bytes really held) or record_alloc_failure (released).
 struct Admission {
   DumpReason refused = DumpReason::kNone;

@@ -220,8 +220,14 @@ class Ring {
   // (UINT64_MAX: never used). Written only by swap_to.
   std::atomic<int> gen_buf_[kGens] = {};
   std::atomic<uint64_t> gen_first_[kGens];
-  alignas(64) std::atomic<uint64_t> next_{1};  // generation << 56 | next seq
-  std::atomic<uint64_t> epoch_{0};  // the fork epoch (see above); written only in a child's fork handler
+  // The claim counter, written by every claim, and the fork epoch, read by
+  // every take_slot and written only in a fork child, each on its own pair
+  // of cache lines (128 bytes: the adjacent-line prefetcher fetches lines in
+  // pairs): on one line, every claim by one thread invalidated the epoch in
+  // every other thread's cache (false sharing, ~13% of the hot path's
+  // samples with two threads really running at once, docs/performance.md).
+  alignas(128) std::atomic<uint64_t> next_{1};  // generation << 56 | next seq
+  alignas(128) std::atomic<uint64_t> epoch_{0};  // the fork epoch (see above); sizeof(Ring) pads its pair
 };
 
 }  // namespace gpumemrec
