@@ -16,11 +16,23 @@ CHUNK = 16 << 20
 def replay_problems(b):
     """Replays events.json in seq order: timestamps never go back, each
     device's memory_allocated moves by exactly the event's memory_change, and
-    the last total of each device is what allocations.json holds."""
+    the last total of each device is what allocations.json holds.
+    One exception, documented in bundle-format.md ("Order of events"): an
+    address allocated again with no free in between in the bundle, where a
+    seq between the two is missing (a free still in flight when the window
+    was copied: a hole), drops the earlier allocation's bytes just before the
+    re-allocation. A re-allocation with no hole between is a problem."""
     bad = []
     last_ts = None
     totals = {}
     prev_seq = 0
+    seqs = sorted(e["seq"] for e in b.events)
+    present = set(seqs)
+    open_allocs = {}  # (address, physical) -> (seq, device, size)
+
+    def hole_between(a, z):
+        return any(s not in present for s in range(a + 1, z))
+
     for e in b.events:
         if e["seq"] <= prev_seq:
             bad.append("seq %d after %d" % (e["seq"], prev_seq))
@@ -29,6 +41,18 @@ def replay_problems(b):
             bad.append("seq %d: timestamp %.6f before %.6f" % (e["seq"], e["timestamp"], last_ts))
         last_ts = e["timestamp"]
         d = e["device_id"]
+        key = (e["address"], e["memory_type"] == "physical")
+        if e["address"] and e["memory_change"] > 0 and key in open_allocs:
+            seq0, d0, size0 = open_allocs[key]
+            if hole_between(seq0, e["seq"]):
+                totals[d0] = totals.get(d0, 0) - size0
+            else:
+                bad.append("seq %d: %#x allocated again after seq %d, no free and no hole between" %
+                           (e["seq"], e["address"], seq0))
+        if e["address"] and e["memory_change"] > 0:
+            open_allocs[key] = (e["seq"], d, e["memory_change"])
+        elif e["address"] and e["memory_change"] < 0:
+            open_allocs.pop(key, None)
         if d in totals and e["memory_allocated"] != totals[d] + e["memory_change"]:
             bad.append("seq %d: memory_allocated %d != %d %+d" % (e["seq"], e["memory_allocated"], totals[d],
                                                                  e["memory_change"]))

@@ -8,6 +8,9 @@
 //    base per device: the reconciled live set at the cut minus the changes of
 //    the events in the cut, so the last total of each device is what
 //    allocations.json holds;
+//  - an allocation the window re-allocates with no free in between (its
+//    free was still in flight when the window was copied: a hole) leaves
+//    the total just before the re-allocation (history.cpp, implied_frees);
 //  - a timestamp is never earlier than the one before it: each event takes
 //    the latest timestamp recorded so far (its own or an earlier event's).
 #pragma once

@@ -166,3 +166,26 @@ TEST(History, MappingEventsCarryTheirDevicesTotal) {
   EXPECT_EQ(ev[1].live_after, 64u);
   EXPECT_EQ(ev[2].live_after, 64u);
 }
+
+// The failure CI-like load found: a thread frees 0x500 (its seq 3 claimed
+// before the real free), is preempted before it publishes, and the driver
+// hands 0x500 to another thread (seq 4). The window holds no free for the
+// first allocation: a hole. Its bytes must leave the total no later than
+// the re-allocation, or the base goes negative and every total before it
+// reads 0.
+TEST(History, AReallocationWithoutAFreeInTheWindowImpliesIt) {
+  std::vector<Event> ev = {make_event(1, EventKind::kAlloc, 0x500, 300), make_event(2, EventKind::kAlloc, 0x600, 10),
+                           /* seq 3, the free of 0x500: a hole */ make_event(4, EventKind::kAlloc, 0x500, 40),
+                           make_event(5, EventKind::kFree, 0x600, 10)};
+  make_history_consistent(&ev, {live(0x500, 40, 4)});
+  EXPECT_EQ(ev[0].live_after, 300u);
+  EXPECT_EQ(ev[1].live_after, 310u);
+  EXPECT_EQ(ev[2].live_after, 50u);  // 310 - 300 (the implied free) + 40
+  EXPECT_EQ(ev[3].live_after, 40u);  // what the live set holds
+  // A VMM handle and a device address with the same number are two keys.
+  std::vector<Event> two = {make_event(1, EventKind::kAlloc, 0x700, 8),
+                            make_event(2, EventKind::kAlloc, 0x700, 16, 0, MemoryType::kPhysical)};
+  make_history_consistent(&two, {live(0x700, 8, 1), live(0x700, 16, 2, MemoryType::kPhysical)});
+  EXPECT_EQ(two[0].live_after, 8u);
+  EXPECT_EQ(two[1].live_after, 24u);
+}
