@@ -15,6 +15,7 @@
 #include <ctime>
 
 #include "common/bundle_schema.h"
+#include "shim/base/clock.h"
 #include "shim/base/dump_progress.h"
 #include "shim/base/log.h"
 
@@ -223,21 +224,15 @@ int64_t dir_mtime_ns(int dirfd) {
   return fstat(dirfd, &st) == 0 ? int64_t(st.st_mtim.tv_sec) * 1000000000ll + st.st_mtim.tv_nsec : 0;
 }
 
-int64_t monotonic_now_ns() {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return int64_t(ts.tv_sec) * 1000000000ll + ts.tv_nsec;
-}
-
 }  // namespace
 
 bool lock_dir(int dirfd, unsigned stall_ms, unsigned max_ms) {
-  const int64_t start = monotonic_now_ns();
+  const int64_t start = int64_t(monotonic_ns());
   int64_t seen = dir_mtime_ns(dirfd), changed_at = start;
   for (;;) {
     if (flock(dirfd, LOCK_EX | LOCK_NB) == 0) return true;
     if (errno != EWOULDBLOCK && errno != EINTR) return false;
-    const int64_t now = monotonic_now_ns(), m = dir_mtime_ns(dirfd);
+    const int64_t now = int64_t(monotonic_ns()), m = dir_mtime_ns(dirfd);
     if (m != seen) {  // the holders are getting on: so is this dump (the exit wait follows it)
       seen = m;
       changed_at = now;
