@@ -226,19 +226,20 @@ int64_t dir_mtime_ns(int dirfd) {
 
 }  // namespace
 
-bool lock_dir(int dirfd, unsigned stall_ms, unsigned max_ms) {
+DirLock lock_dir(int dirfd, unsigned stall_ms, unsigned max_ms) {
   const int64_t start = int64_t(monotonic_ns());
   int64_t seen = dir_mtime_ns(dirfd), changed_at = start;
   for (;;) {
-    if (flock(dirfd, LOCK_EX | LOCK_NB) == 0) return true;
-    if (errno != EWOULDBLOCK && errno != EINTR) return false;
+    if (flock(dirfd, LOCK_EX | LOCK_NB) == 0) return DirLock::kLocked;
+    if (errno != EWOULDBLOCK && errno != EINTR) return DirLock::kNoLocks;
     const int64_t now = int64_t(monotonic_ns()), m = dir_mtime_ns(dirfd);
     if (m != seen) {  // the holders are getting on: so is this dump (the exit wait follows it)
       seen = m;
       changed_at = now;
       dump_progress_step();
     }
-    if (now - changed_at >= int64_t(stall_ms) * 1000000ll || now - start >= int64_t(max_ms) * 1000000ll) return false;
+    if (now - changed_at >= int64_t(stall_ms) * 1000000ll) return DirLock::kStalled;
+    if (now - start >= int64_t(max_ms) * 1000000ll) return DirLock::kTooLong;
     usleep(10000);
   }
 }
@@ -355,10 +356,15 @@ bool bundle_exceeds_total_cap(int dirfd, const std::string& name, const Config& 
 }
 
 bool prune_bundles(int dirfd, const Config& c, const std::string& keep) {
-  if (!lock_dir(dirfd)) {  // the next dump's prune catches up
-    GM_WARN("the dump directory stayed locked by another process without a change for {} s: this dump did not "
-            "prune it, so it may hold more than GPUMEMREC_MAX_DUMPS / GPUMEMREC_MAX_TOTAL_MB until the next dump",
-            kPruneLockStallMs / 1000);
+  const DirLock lock = lock_dir(dirfd);
+  if (lock != DirLock::kLocked) {  // the next dump's prune catches up
+    const char* why = lock == DirLock::kNoLocks ? "its file system refused a lock (flock)"
+                      : lock == DirLock::kStalled
+                          ? "another process held its lock without changing it for 2 s"
+                          : "other processes kept it locked for 60 s";
+    GM_WARN("this dump did not prune the dump directory ({}), so it may hold more than GPUMEMREC_MAX_DUMPS / "
+            "GPUMEMREC_MAX_TOTAL_MB until the next dump",
+            why);
     return true;
   }
   remove_stale_tmps(dirfd);

@@ -102,8 +102,12 @@ std::vector<std::string> bundles_to_prune(std::vector<BundleOnDisk> bundles, uin
 // a stopped process, an unreachable NFS server) or `max_ms` in all, and it
 // gives up (false). flock's own blocking wait has no timeout, hence polling
 // every 10 ms.
+// Why it gave up tells the warning what to say: a holder that stalled, one
+// that never finished, or a file system without flock (ENOLCK on some NFS
+// mounts: no prune can be serialised there).
 constexpr unsigned kPruneLockStallMs = 2000, kPruneLockMaxMs = 60000;
-bool lock_dir(int dirfd, unsigned stall_ms = kPruneLockStallMs, unsigned max_ms = kPruneLockMaxMs);
+enum class DirLock { kLocked, kStalled, kTooLong, kNoLocks };
+DirLock lock_dir(int dirfd, unsigned stall_ms = kPruneLockStallMs, unsigned max_ms = kPruneLockMaxMs);
 // Under lock_dir (processes sharing the directory prune one at a time; when
 // it gives up, this prune is skipped with a warning and the next catches up):
 // stale temporary directories, then list_bundles + bundles_to_prune +

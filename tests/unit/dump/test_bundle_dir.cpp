@@ -284,7 +284,7 @@ TEST(BundleDir, LockWaitsWhileTheHolderGetsOn) {
   wait_ready(ready);
   const int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY);
   const uint64_t steps = dump_progress_steps();
-  EXPECT_TRUE(lock_dir(fd, 500, 600000));
+  EXPECT_EQ(lock_dir(fd, 500, 600000), DirLock::kLocked);
   EXPECT_GT(dump_progress_steps(), steps);  // the exit wait sees the wait progress
   int status = 0;
   waitpid(pid, &status, 0);
@@ -304,15 +304,15 @@ TEST(BundleDir, LockGivesUpOnAHolderThatHangsOrNeverEnds) {
   pid_t pid = lock_holder(dir, -1, ready);
   wait_ready(ready);
   const int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY);
-  EXPECT_FALSE(lock_dir(fd, 200, 600000));
+  EXPECT_EQ(lock_dir(fd, 200, 600000), DirLock::kStalled);
   kill(pid, SIGKILL);
   waitpid(pid, nullptr, 0);
   pid = lock_holder(dir, 600000, ready);
   wait_ready(ready);
-  EXPECT_FALSE(lock_dir(fd, 600000, 300));
+  EXPECT_EQ(lock_dir(fd, 600000, 300), DirLock::kTooLong);
   kill(pid, SIGKILL);
   waitpid(pid, nullptr, 0);
-  EXPECT_TRUE(lock_dir(fd));  // free again
+  EXPECT_EQ(lock_dir(fd), DirLock::kLocked);  // free again
   close(fd);
   close(ready[0]);
   close(ready[1]);
