@@ -125,14 +125,26 @@ std::vector<ApiCount> api_counts(const Bundle& b) {
   return out;
 }
 
+std::pair<uint64_t, uint64_t> seq_range(const Bundle& b) {
+  if (b.events.empty()) return {0, 0};
+  uint64_t lo = b.events.front().seq, hi = lo;
+  for (const auto& e : b.events) {
+    lo = std::min(lo, e.seq);
+    hi = std::max(hi, e.seq);
+  }
+  return {lo, hi};
+}
+
 std::vector<size_t> oldest_live(const Bundle& b, size_t n) {
   std::vector<size_t> idx(b.allocations.size());
   for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
   auto older = [&](size_t x, size_t y) {
     const Allocation& a = b.allocations[x];
     const Allocation& c = b.allocations[y];
-    if (a.seq != c.seq) return a.seq < c.seq;
-    return a.timestamp < c.timestamp;
+    // Time first: seq is not time order across threads (each thread fills
+    // its own block of seqs, docs/bundle-format.md).
+    if (a.timestamp != c.timestamp) return a.timestamp < c.timestamp;
+    return a.seq < c.seq;
   };
   if (n < idx.size()) {
     std::partial_sort(idx.begin(), idx.begin() + n, idx.end(), older);

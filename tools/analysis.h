@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/bundle_model.h"
@@ -36,6 +37,9 @@ struct ApiCount {
 std::vector<ApiCount> api_counts(const model::Bundle& b);  // largest total first
 
 // Indices into b.allocations, oldest (lowest seq, then timestamp) first.
+// The lowest and highest seq of the bundle's events ({0, 0} when none):
+// events are in time order, and seq is not time order across threads.
+std::pair<uint64_t, uint64_t> seq_range(const model::Bundle& b);
 std::vector<size_t> oldest_live(const model::Bundle& b, size_t n);
 
 // A stack as text lines: "site: f (file:line)  library: libx.so" (the site

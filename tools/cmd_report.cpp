@@ -168,10 +168,10 @@ void text_curve(const Bundle& b, const ReportOptions& o) {
     out("  start " + format_bytes(curve.front().v) + ", peak " + format_bytes(mx) + ", end " + format_bytes(curve.back().v) + "\n");
   }
   if (!b.events.empty()) {
-    uint64_t first = b.events.front().seq, last = b.events.back().seq;
+    const auto [first, last] = analysis::seq_range(b);
     out("  ring: " + std::to_string(b.events.size()) + " events (seq " + std::to_string(first) + ".." + std::to_string(last) + ")");
     if (m.total_event_count > b.events.size())
-      out(", " + std::to_string(m.total_event_count - b.events.size()) + " older events overwritten");
+      out(", about " + std::to_string(m.total_event_count - b.events.size()) + " older events not kept");
     out("\n");
     auto ooms = analysis::oom_marks(b);
     if (!ooms.empty()) out(oom_summary(ooms));
@@ -348,8 +348,8 @@ void json_curve(JsonWriter& w, const Bundle& b) {
   w.Key("ring");
   w.StartObject();
   json_kv(w, "events", static_cast<uint64_t>(b.events.size()));
-  json_kv(w, "first_seq", b.events.empty() ? uint64_t{0} : b.events.front().seq);
-  json_kv(w, "last_seq", b.events.empty() ? uint64_t{0} : b.events.back().seq);
+  json_kv(w, "first_seq", analysis::seq_range(b).first);
+  json_kv(w, "last_seq", analysis::seq_range(b).second);
   uint64_t total = b.metadata.total_event_count;
   json_kv(w, "overwritten", total > b.events.size() ? total - b.events.size() : uint64_t{0});
   w.EndObject();

@@ -50,7 +50,7 @@ inline typename T::Result run_alloc(HookId id, MemoryType type, int device, uint
   using Rc = typename T::Result;
   const Admission adm = admit(id, device, size);
   if (adm.refused != DumpReason::kNone) {
-    const uint64_t t0 = realtime_ns();
+    const uint64_t t0 = monotonic_ns();
     const Rc rc = T::refuse();
     const int saved = errno;
     FailureInfo f;
@@ -58,7 +58,7 @@ inline typename T::Result run_alloc(HookId id, MemoryType type, int device, uint
     errno = saved;
     return rc;
   }
-  const uint64_t t0 = realtime_ns();
+  const uint64_t t0 = monotonic_ns();
   const Rc rc = call();
   const int saved = errno;
   if (int(rc) == 0) {
@@ -79,7 +79,7 @@ inline typename T::Result run_alloc(HookId id, MemoryType type, int device, uint
 template <typename T, typename Call>
 inline typename T::Result run_free(HookId id, MemoryType type, uint64_t key, uint64_t stream, Call&& call) {
   const PendingFree pending = begin_free(key, type);
-  const uint64_t t0 = realtime_ns();
+  const uint64_t t0 = monotonic_ns();
   const typename T::Result rc = call();
   const int saved = errno;
   end_free(id, pending, key, kUnknownDevice, stream, type, t0, int(rc));
@@ -93,7 +93,7 @@ template <typename T, typename Call>
 inline typename T::Result run_mapping(HookId id, bool map, int device, uint64_t address, uint64_t size,
                                       Call&& call) {
   const PendingUnmap pending = map ? PendingUnmap{} : begin_unmap(address);
-  const uint64_t t0 = realtime_ns();
+  const uint64_t t0 = monotonic_ns();
   const typename T::Result rc = call();
   const int saved = errno;
   record_mapping(id, map, map ? device : pending.device, address, size, t0, int(rc), pending);

@@ -25,6 +25,21 @@ namespace {
 GM_TLS int t_depth = 0;
 GM_TLS uint32_t t_tid = 0;
 GM_TLS bool t_in_init = false;
+// This thread's block of ring seqs (ring.h, "Blocks"). A forked child's
+// thread keeps it (its seqs are its own in the child's ring).
+GM_TLS Ring::Block t_block;
+
+// A seq and its slot, taken (busy) at once: from here to commit() the event
+// is "in flight" and a dump copying the window waits for it (ring.h). Call
+// it after the event's time was read (claim_marks.h, rule 2).
+struct Claim {
+  uint64_t seq;
+  uint64_t* slot;
+};
+inline Claim claim_slot(Recorder* r) {
+  const Ring::Ticket t = r->ring.claim(&t_block);
+  return Claim{t.seq, r->ring.take_slot(t.seq, t.gen)};
+}
 
 enum InitState : int { kUninit = 0, kIniting = 1, kReady = 2, kDisabled = 3 };
 std::atomic<int> g_init_state{kUninit};
@@ -108,9 +123,15 @@ inline void add_live(Recorder* r, int device, int64_t delta) {
 
 inline uint32_t saturate32(uint64_t v) { return v > 0xFFFFFFFFull ? 0xFFFFFFFFu : uint32_t(v); }
 
+// `at`: the event's time (CLOCK_MONOTONIC; converted to wall time at the
+// dump, dump_snapshot.h), by which a bundle orders events across threads:
+// when the real call returned for an allocation (the address is ours only
+// from then on), when it was entered for a free or an unmap (the driver may
+// hand the address to another thread from then on). So an address reused
+// across threads is always freed before it is allocated again in time order.
 inline void fill(Event& e, HookId api, EventKind kind, MemoryType type, int device, uint64_t addr, uint64_t size,
-                 uint64_t stream, uint64_t t0, uint64_t t1, int result, uint32_t stack) {
-  e.time_ns = t1;
+                 uint64_t stream, uint64_t t0, uint64_t t1, uint64_t at, int result, uint32_t stack) {
+  e.time_ns = at;
   e.address = addr;
   e.size = size;
   e.stream = stream;
@@ -223,12 +244,12 @@ uint64_t device_live_bytes(int device) {
 void record_alloc(HookId api, int device, uint64_t address, uint64_t size, uint64_t stream, MemoryType type,
                   uint64_t t0_ns, int result, uint64_t reserved) {
   Recorder* r = g_recorder;
-  uint64_t t1 = realtime_ns();
+  uint64_t t1 = monotonic_ns();
   uint32_t stack = capture_stack_id(r);
   Event e;
-  const Ring::Ticket t = r->ring.claim();
-  e.seq = t.seq;
-  fill(e, api, EventKind::kAlloc, type, device, address, size, stream, t0_ns, t1, result, stack);
+  const Claim c = claim_slot(r);
+  e.seq = c.seq;
+  fill(e, api, EventKind::kAlloc, type, device, address, size, stream, t0_ns, t1, t1, result, stack);
   const LiveEntry le = live_entry_from_event(e);
   if (address != 0) {  // cudaMalloc(p, 0) succeeds with NULL: nothing is held
     LiveTable& table = type == MemoryType::kPhysical ? r->handles : r->live;
@@ -237,21 +258,21 @@ void record_alloc(HookId api, int device, uint64_t address, uint64_t size, uint6
   } else {
     add_live(r, device, -int64_t(reserved));
   }
-  r->ring.publish(e, t.gen);
+  r->ring.commit(c.slot, e);
 }
 
 bool record_alloc_failure(HookId api, int device, uint64_t size, uint64_t stream, MemoryType type, uint64_t t0_ns,
                           int result, bool oom, DumpReason reason, FailureInfo* failure, uint64_t reserved) {
   Recorder* r = g_recorder;
   if (reserved) add_live(r, device, -int64_t(reserved));  // the reservation was not used
-  uint64_t t1 = realtime_ns();
+  uint64_t t1 = monotonic_ns();
   uint32_t stack = capture_stack_id(r);
   Event e;
-  const Ring::Ticket t = r->ring.claim();
-  e.seq = t.seq;
-  fill(e, api, oom ? EventKind::kOom : EventKind::kAllocFailed, type, device, 0, size, stream, t0_ns, t1, result,
+  const Claim c = claim_slot(r);
+  e.seq = c.seq;
+  fill(e, api, oom ? EventKind::kOom : EventKind::kAllocFailed, type, device, 0, size, stream, t0_ns, t1, t1, result,
        stack);
-  r->ring.publish(e, t.gen);
+  r->ring.commit(c.slot, e);
   if (!oom) return false;
   {
     FailureInfo& f = *failure;
@@ -262,7 +283,7 @@ bool record_alloc_failure(HookId api, int device, uint64_t size, uint64_t stream
     f.seq = e.seq;
     f.stack_id = stack;
     f.tid = current_tid();
-    f.time_ns = t1;
+    f.time_ns = realtime_ns();  // wall time: the failure's own record (episodes, metadata)
     f.reason = reason;
   }
   return true;
@@ -275,16 +296,13 @@ PendingFree begin_free(uint64_t key, MemoryType type) {
     LiveTable& table = type == MemoryType::kPhysical ? r->handles : r->live;
     p.known = table.remove(key, &p.entry);
   }
-  const Ring::Ticket t = r->ring.claim();  // after the removal, before the real free
-  p.seq = t.seq;
-  p.gen = t.gen;  // the buffer it was claimed for, even if the ring is handed over before end_free
   return p;
 }
 
 void end_free(HookId api, const PendingFree& pending, uint64_t key, int device_hint, uint64_t stream,
               MemoryType type, uint64_t t0_ns, int result) {
   Recorder* r = g_recorder;
-  uint64_t t1 = realtime_ns();
+  uint64_t t1 = monotonic_ns();
   uint32_t stack = capture_stack_id(r);
   int device = pending.known ? pending.entry.device : device_hint;
   MemoryType mt = pending.known ? MemoryType(pending.entry.memory_type) : type;
@@ -295,11 +313,12 @@ void end_free(HookId api, const PendingFree& pending, uint64_t key, int device_h
     LiveTable& table = mt == MemoryType::kPhysical ? r->handles : r->live;
     table.insert(pending.entry);
   }
-  e.seq = pending.seq;
+  const Claim c = claim_slot(r);
+  e.seq = c.seq;
   fill(e, api, result == 0 ? EventKind::kFree : EventKind::kFreeFailed, mt, device, key, size, stream, t0_ns, t1,
-       result, stack);
+       t0_ns, result, stack);
   if (result == 0 && pending.known) add_live(r, device, -int64_t(size));
-  r->ring.publish(e, pending.gen);
+  r->ring.commit(c.slot, e);
 }
 
 PendingUnmap begin_unmap(uint64_t address) {
@@ -315,11 +334,11 @@ PendingUnmap begin_unmap(uint64_t address) {
 void record_mapping(HookId api, bool map, int device, uint64_t address, uint64_t size, uint64_t t0_ns, int result,
                     const PendingUnmap& pending) {
   Recorder* r = g_recorder;
-  uint64_t t1 = realtime_ns();
+  uint64_t t1 = monotonic_ns();
   uint32_t stack = capture_stack_id(r);
   Event e;
-  const Ring::Ticket t = r->ring.claim();
-  e.seq = t.seq;
+  const Claim c = claim_slot(r);
+  e.seq = c.seq;
   if (map && result == 0 && address != 0) {
     LiveEntry m;
     m.key = address;
@@ -334,8 +353,8 @@ void record_mapping(HookId api, bool map, int device, uint64_t address, uint64_t
     r->mappings.insert(pending.entry);  // the driver refused: still mapped
   }
   fill(e, api, map ? EventKind::kMap : EventKind::kUnmap, MemoryType::kMapping, device, address, size, 0, t0_ns, t1,
-       result, stack);
-  r->ring.publish(e, t.gen);
+       map ? t1 : t0_ns, result, stack);
+  r->ring.commit(c.slot, e);
 }
 
 int device_of_handle(uint64_t handle) {

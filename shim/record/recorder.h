@@ -8,7 +8,7 @@
 //   int dev = ...;                          // current device, before the call
 //   Admission a = admit(id, dev, size);     // LIMIT / FAIL_AFTER; reserves bytes
 //   if (a.refused != kNone) return <refuse as OOM>;
-//   uint64_t t0 = realtime_ns();
+//   uint64_t t0 = monotonic_ns();                // the events' clock (see fill())
 //   rc = real(...);
 //   record_alloc(..., a.reserved) or record_alloc_failure(..., a.reserved)
 //
@@ -92,14 +92,13 @@ uint64_t device_live_bytes(int device);
 
 // Frees: the entry leaves the live table BEFORE the real free, so the driver
 // cannot hand the same address to another thread while we still list it.
-// The free's sequence number is claimed here too, before the real free: a
-// thread that gets the same address from the driver afterwards must get a
-// later number, so events.json never shows the reuse before the free.
+// The free's event carries the time taken before the real free (`t0_ns`),
+// an allocation's the time after the real call returned: a thread that gets
+// the same address from the driver afterwards has a later time, so
+// events.json (in time order) never shows the reuse before the free.
 struct PendingFree {
   bool known = false;
   LiveEntry entry;
-  uint64_t seq = 0;
-  unsigned gen = 0;  // the ring generation of seq (ring.h)
 };
 PendingFree begin_free(uint64_t key, MemoryType type);
 void end_free(HookId api, const PendingFree& pending, uint64_t key, int device_hint, uint64_t stream, MemoryType type,

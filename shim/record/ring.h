@@ -38,6 +38,32 @@
 // what a reader expects at that slot there, so the event is a hole, nothing
 // is torn (a reader only accepts a slot whose seq word is the one it wants).
 //
+// Blocks (the recorder's claims): a thread takes kBlock consecutive seqs
+// with one fetch_add and hands them out to its own events from
+// thread-local state (claim(Block*)), so the claim counter is written once
+// per block, not once per event, and a thread's events fill consecutive
+// slots: cache lines that no other thread writes (with one counter, the two
+// cores wrote neighbouring slots in turn). Seq is then unique, and
+// increasing within a thread, but NOT time order across threads: a bundle
+// sorts its window by time (shim/dump/capture/dump_snapshot.cpp).
+// Lifetime of a block (what may happen between two events of a thread):
+//  - the ring is swapped (a freeze): the block belongs to the generation it
+//    was claimed in; the thread's next claim sees the generation changed
+//    (gen_now_, written only by swap_to) and drops the rest of its block,
+//    so after a swap nobody writes a new event into the handed-over buffer
+//    beyond the one each thread may have in flight (as with single claims);
+//  - the thread is quiet while others record: a block that fell below the
+//    floor (a sixteenth of the ring behind the newest claims) is dropped, so
+//    a thread never writes an event far older in seq than its time, and a
+//    dump can tell from when its window holds every event (claim_marks.h:
+//    the freshness rule, and the marks that let the dump cut its window by
+//    time);
+//  - fork: the child's thread keeps its block (the seqs are its own in the
+//    child's copy of the ring; the parent's thread uses the same seqs in
+//    the parent's ring); other threads' blocks are holes in the child;
+//  - the unused seqs of a dropped block (and of every thread's block at a
+//    cut) are holes in the window: at most one block per recording thread.
+//
 // fork: a thread of the parent may have been between taking a slot and
 // completing it; in the child that thread does not exist and the slot would
 // stay busy for ever (the next writer on it would spin for ever). The busy
@@ -53,6 +79,7 @@
 #include <cstring>
 
 #include "common/event.h"
+#include "shim/record/claim_marks.h"
 
 namespace gpumemrec {
 
@@ -77,6 +104,8 @@ class Ring {
   // `memory` must hold capacity * sizeof(Event) zeroed bytes: buffer 0, live.
   void init(void* memory, uint64_t capacity) {
     capacity_ = capacity;
+    block_ = capacity / 64 < kBlock ? (capacity / 64 ? capacity / 64 : 1) : kBlock;
+    marks_.init(capacity, block_);
     bufs_[0].store(static_cast<Event*>(memory), std::memory_order_release);
     nbufs_.store(1, std::memory_order_release);
   }
@@ -94,7 +123,35 @@ class Ring {
   uint64_t capacity() const { return capacity_; }
   bool ready() const { return buffer(0) != nullptr; }
 
-  // Acquire: the swap that made this generation published its buffer first.
+  // A thread's block of seqs (thread-local in the recorder: plain data, all
+  // zero = empty). See "Blocks" above.
+  struct Block {
+    uint64_t next, end;  // seqs [next, end) not handed out yet
+    unsigned gen;        // the generation they were claimed in
+  };
+  static constexpr uint64_t kBlock = 64;
+  // Seqs per block: kBlock, fewer for a small ring (a window loses at most
+  // one block per recording thread: 1/64 of the ring at most per thread).
+  uint64_t block_size() const { return block_; }
+
+  // The next seq of this thread's block, or a new block (one fetch_add on
+  // the claim counter per block_size() events). A block is dropped (its
+  // unused seqs become holes) when the ring was swapped since it was
+  // claimed or when it fell below the floor (claim_marks.h). The two words
+  // read here are written only at a swap and once per capacity/64 claims:
+  // every thread keeps them in its cache.
+  Ticket claim(Block* b) {
+    if (b->next < b->end && block_fresh(*b)) return Ticket{b->next++, b->gen};
+    return refill(b);
+  }
+
+  // The moment from which a window starting at `lo` holds every event
+  // (claim_marks.h, rule 2); 0: from its first event.
+  uint64_t complete_from(uint64_t lo) const { return marks_.complete_from(lo); }
+  uint64_t lag() const { return marks_.lag(); }
+
+  // One seq (tests, and whoever needs no block): the acquire pairs with the
+  // swap that made this generation, which published its buffer first.
   Ticket claim() {
     const uint64_t w = next_.fetch_add(1, std::memory_order_acquire);
     return Ticket{w & kSeqMask, unsigned(w >> kGenShift)};
@@ -104,8 +161,13 @@ class Ring {
   unsigned live_gen() const { return unsigned(next_.load(std::memory_order_acquire) >> kGenShift); }
   int live_buffer() const { return gen_buf_[live_gen()].load(std::memory_order_relaxed); }
 
-  void publish(const Event& e, unsigned gen) {
-    uint64_t* dst = take_slot(e.seq, gen);
+  void publish(const Event& e, unsigned gen) { commit(take_slot(e.seq, gen), e); }
+  // Completes a slot taken with take_slot (nothing when it was refused).
+  // The recorder takes its slot as soon as it has the seq and commits once
+  // the event is filled in (recorder.cpp): the slot is busy meanwhile, so a
+  // dump that copies the window waits for an event in flight instead of
+  // taking its slot for an unused seq of a block.
+  void commit(uint64_t* dst, const Event& e) {
     if (!dst) return;
     uint64_t src[8];
     std::memcpy(src, &e, sizeof src);
@@ -150,6 +212,11 @@ class Ring {
     std::memcpy(out, w, sizeof w);
     return true;
   }
+  // True while a thread of this process is writing the slot of `seq` in
+  // `buffer` (between take_slot and the end of publish: a few stores).
+  bool writing_in(int buffer, uint64_t seq) const {
+    return __atomic_load_n(words(buffer, seq), __ATOMIC_RELAXED) == (kBusyBit | epoch_.load(std::memory_order_relaxed));
+  }
   // The same, wherever `seq` lives (one walk of the generations per call:
   // for a few events; a window is read by segments()).
   bool read(uint64_t seq, Event* out) const {
@@ -193,8 +260,10 @@ class Ring {
       gen_buf_[g].store(buffer, std::memory_order_relaxed);
       gen_first_[g].store(w & kSeqMask, std::memory_order_relaxed);
       if (next_.compare_exchange_weak(w, w + (uint64_t(1) << kGenShift), std::memory_order_acq_rel,
-                                      std::memory_order_relaxed))
+                                      std::memory_order_relaxed)) {
+        gen_now_.store(g, std::memory_order_relaxed);  // blocks of older generations are dropped
         return w & kSeqMask;
+      }
     }
   }
 
@@ -209,6 +278,23 @@ class Ring {
   static constexpr uint64_t kBusyBit = uint64_t(1) << 63;
   static constexpr unsigned kGenShift = 56;
   static constexpr uint64_t kSeqMask = (uint64_t(1) << kGenShift) - 1;
+  // A block is fresh while its generation is the live one (or newer: a
+  // block claimed between the swap's compare-and-swap and its gen_now_
+  // store) and it is not below the floor.
+  bool block_fresh(const Block& b) const {
+    const unsigned behind = (gen_now_.load(std::memory_order_relaxed) - b.gen) % kGens;
+    if (behind != 0 && behind < kGens / 2) return false;
+    return marks_.fresh(b.next);
+  }
+  Ticket refill(Block* b) {
+    const uint64_t w = next_.fetch_add(block_, std::memory_order_acquire);
+    const uint64_t first = w & kSeqMask;
+    b->gen = unsigned(w >> kGenShift);
+    b->next = first + 1;
+    b->end = first + block_;
+    marks_.on_claim(b->end);
+    return Ticket{first, b->gen};
+  }
   uint64_t* words(int buffer, uint64_t seq) const {
     return reinterpret_cast<uint64_t*>(&bufs_[buffer].load(std::memory_order_relaxed)[seq % capacity_]);
   }
@@ -216,6 +302,7 @@ class Ring {
   std::atomic<Event*> bufs_[kMaxBuffers] = {};
   std::atomic<int> nbufs_{0};
   uint64_t capacity_ = 0;
+  uint64_t block_ = 1;
   // Per generation (index gen % kGens): its buffer and its first seq
   // (UINT64_MAX: never used). Written only by swap_to.
   std::atomic<int> gen_buf_[kGens] = {};
@@ -227,7 +314,10 @@ class Ring {
   // every other thread's cache (false sharing, ~13% of the hot path's
   // samples with two threads really running at once, docs/performance.md).
   alignas(128) std::atomic<uint64_t> next_{1};  // generation << 56 | next seq
-  alignas(128) std::atomic<uint64_t> epoch_{0};  // the fork epoch (see above); sizeof(Ring) pads its pair
+  alignas(128) std::atomic<uint64_t> epoch_{0};  // the fork epoch (see above)
+  // Read by every claim(Block*), written only at a swap (see Blocks above).
+  alignas(128) std::atomic<unsigned> gen_now_{0};  // the live generation
+  ClaimMarks marks_;  // the floor and the marks (own lines; claim_marks.h)
 };
 
 }  // namespace gpumemrec

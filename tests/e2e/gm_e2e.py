@@ -198,8 +198,17 @@ class Bundle:
             check((os.stat(p).st_mode & 0o777) == 0o600, "%s is not 0600" % f)
         check((os.stat(self.path).st_mode & 0o777) == 0o700, "bundle dir is not 0700")
         check(m["event_count"] == len(self.events), "event_count != len(events)")
+        # docs/bundle-format.md, "Order of events": time order; seq unique,
+        # and increasing within each thread (not across threads).
+        stamps = [e["timestamp"] for e in self.events]
+        check(stamps == sorted(stamps), "events not oldest first")
         seqs = [e["seq"] for e in self.events]
-        check(seqs == sorted(seqs), "events not oldest first")
+        check(len(set(seqs)) == len(seqs), "a seq twice in events.json")
+        last_seq = {}
+        for e in self.events:
+            check(e["seq"] > last_seq.get(e["thread_id"], 0), "thread %d: seq %d after %d" %
+                  (e["thread_id"], e["seq"], last_seq.get(e["thread_id"], 0)))
+            last_seq[e["thread_id"]] = e["seq"]
         ids = {e["stack_id"] for e in self.events} | {a["stack_id"] for a in self.allocations}
         ids.add(self.metadata.get("stack_id") or 0)
         ids.discard(0)

@@ -109,8 +109,11 @@ def check_consistent(b):
     the bundle); (3) replaying events.json never contradicts
     allocations.json: an address whose last event in the bundle is a
     successful allocation is listed live with that seq, one whose last event
-    is a successful free is not listed; (4) holes in the sequence numbers
-    (events still being written at the cut) are few and at the very end."""
+    is a successful free is not listed (events.json is in time order, and an
+    address reused across threads must be freed before it is allocated
+    again in that order); (4) holes in the sequence numbers (events still
+    being written at the cut, the unused seqs of each thread's block: at most
+    a block of 64 per thread at each cut in the window) are few."""
     b.check_well_formed()  # stacks, live_bytes == sum, counts
     events = b.events
     allocs = b.allocations
@@ -119,6 +122,7 @@ def check_consistent(b):
     for a in allocs:
         check(a["seq"] < cut, "allocation seq %d after the cut %d" % (a["seq"], cut))
     live = {(a["memory_type"] == "physical", a["address"]): a for a in allocs}
+    position = {e["seq"]: i for i, e in enumerate(events)}
     last = {}
     for e in events:
         if e["memory_type"] == "mapping" or e["address"] == 0:
@@ -131,13 +135,15 @@ def check_consistent(b):
             a = live.get(key)
             if not a or a["seq"] != e["seq"] or a["size"] != e["size"]:
                 bad.append("allocation seq %d at %#x not listed live (listed: %s)" % (e["seq"], key[1], a))
-        elif key in live and live[key]["seq"] < e["seq"]:
+        elif key in live and (live[key]["seq"] not in position or position[live[key]["seq"]] < position[e["seq"]]):
             bad.append("address %#x freed at seq %d but listed live (seq %d)" % (key[1], e["seq"], live[key]["seq"]))
     check(not bad, "bundle %s inconsistent (%d problems):\n  %s" % (b.name, len(bad), "\n  ".join(bad[:8])))
     seqs = [e["seq"] for e in events]
     if seqs:
-        holes = set(range(seqs[0], cut)) - set(seqs)
-        check(len(holes) <= 32, "%d holes in the ring at the cut" % len(holes))
+        threads = len({e["thread_id"] for e in events})
+        holes = set(range(min(seqs), cut)) - set(seqs)
+        # this cut, a few freezes before it in the window, a quiet thread
+        check(len(holes) <= 65 * threads * 4, "%d holes in the ring at the cut" % len(holes))
     return len(events)
 
 
@@ -166,7 +172,10 @@ def concurrency():
     data = event_stream(e)
     seqs = [int(x) for x in SEQ_RE.findall(data)]
     total = e.metadata["total_event_count"]
-    check(seqs == list(range(1, total + 1)), "ring seq numbers have holes (%d events, total %d)" % (len(seqs), total))
+    # Every event kept (the counts below), each seq once; the holes are the
+    # unused seqs of the threads' blocks (docs/bundle-format.md).
+    check(len(set(seqs)) == len(seqs) and max(seqs) <= total,
+          "ring seq numbers repeat or pass the cut (%d events, total %d)" % (len(seqs), total))
     kinds = {}
     for k in TYPE_RE.findall(data):
         kinds[k] = kinds.get(k, 0) + 1

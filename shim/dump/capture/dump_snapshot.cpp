@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "shim/dump/capture/event_order.h"
 #include "shim/dump/capture/history.h"
 #include "shim/dump/capture/reconciler.h"
 
@@ -51,11 +52,19 @@ void add_totals_and_stacks(const FailureInfo* f, const std::vector<uint32_t>& ex
 
 void finish_snapshot(const FrozenState& frozen, const FailureInfo* failure, const std::vector<uint32_t>& extra_stacks,
                      DumpSnapshot* out) {
-  Reconciler reconciler(std::vector<LiveEntry>(frozen.live, frozen.live + frozen.live_count), frozen.events,
-                        size_t(frozen.event_count));
+  // Wall time and time order first (event_order.h): the reconciler and the
+  // history replay events in the order they happened.
+  // Events older than the moment the window is complete from are left out
+  // (claim_marks.h): their history may lack an event of a lower seq; so
+  // are events after the cut (freeze.h).
+  const size_t count = order_events(frozen.events, size_t(frozen.event_count), frozen.complete_from_ns,
+                                    frozen.cut_ns, frozen.wall_offset_ns);
+  std::vector<LiveEntry> live(frozen.live, frozen.live + frozen.live_count);
+  for (LiveEntry& a : live) a.time_ns = uint64_t(int64_t(a.time_ns) + frozen.wall_offset_ns);
+  Reconciler reconciler(std::move(live), frozen.events, count);
   out->end_seq = frozen.end_seq;
-  out->events = EventSpan{frozen.events, size_t(frozen.event_count)};
-  out->event_count = frozen.event_count;
+  out->events = EventSpan{frozen.events, count};
+  out->event_count = count;
   for (const Event& e : out->events) reconciler.apply(e);
   out->live = reconciler.finish();
   make_history_consistent(out->events.data, out->events.count, out->live);

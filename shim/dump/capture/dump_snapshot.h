@@ -27,7 +27,7 @@ struct EventSpan {
 };
 
 struct DumpSnapshot {
-  EventSpan events;                // the ring before the cut, seq order, holes left out
+  EventSpan events;                // the ring before the cut, time order (event_order.h), holes left out
   uint64_t event_count = 0;        // events.size(), kept once the frozen events are gone
   std::vector<LiveEntry> live;     // reconciled live set, largest first
   uint64_t end_seq = 1;            // the cut: one past the newest claimed seq
@@ -39,7 +39,8 @@ struct DumpSnapshot {
 
 // `failure` (may be null) and `extra_stacks` (recovered failures listed in
 // the metadata) add their stacks to stack_ids. The frozen events are
-// rewritten in place (history.h).
+// put in wall time and time order and rewritten in place (event_order.h,
+// history.h).
 void finish_snapshot(const FrozenState& frozen, const FailureInfo* failure, const std::vector<uint32_t>& extra_stacks,
                      DumpSnapshot* out);
 

@@ -118,13 +118,16 @@ uint64_t window_first(const Ring& ring, uint64_t end) {
   return end > ring.capacity() + 1 ? end - ring.capacity() : 1;
 }
 
-// Events [lo, hi) of a window ending at `end`, oldest first, appended at
-// dst[n]; holes left out. A slot claimed before the cut but still being
-// filled is waited for, briefly (2 ms per call in all: a writer preempted
-// inside its few stores); after that it is a hole. A hole can be older
-// too: a free claims its seq before the real free, which may take long
-// (cudaFree waits for the device). Returns the new count.
-uint64_t copy_events(const Ring& ring, uint64_t lo, uint64_t hi, uint64_t end, Event* dst, uint64_t n) {
+// Events [lo, hi) of a window, in seq order, appended at
+// dst[n]; holes left out. A slot another thread is writing (take_slot done,
+// publish not) is waited for, briefly (2 ms per call in all: a writer
+// preempted inside its few stores); after that it is a hole. A slot not
+// written yet is a hole at once: most are the unused seqs of the threads'
+// blocks (ring.h, "Blocks"), which may never be written; the others are
+// events claimed but not yet being written at the copy (a thread between
+// its claim and its publish: filling the record, the live-table insert).
+// Returns the new count.
+uint64_t copy_events(const Ring& ring, uint64_t lo, uint64_t hi, Event* dst, uint64_t n) {
   Ring::Segment segs[Ring::kGens / 2];
   const int k = ring.segments(lo, hi, segs, int(Ring::kGens / 2));
   populate(dst + n, (hi - lo) * sizeof(Event));
@@ -132,7 +135,7 @@ uint64_t copy_events(const Ring& ring, uint64_t lo, uint64_t hi, uint64_t end, E
   for (int i = k - 1; i >= 0; --i) {  // newest segment first in segs
     for (uint64_t s = segs[i].from; s < segs[i].to; ++s) {
       bool got = ring.read_in(segs[i].buffer, s, &dst[n]);
-      while (!got && s + 4096 > end) {  // only the newest slots can still be in flight
+      while (!got && ring.writing_in(segs[i].buffer, s)) {
         const uint64_t now = monotonic_ns();
         if (wait_deadline == 0) wait_deadline = now + 2000000ull;
         if (now >= wait_deadline) break;
@@ -171,7 +174,7 @@ int hand_over(Ring& ring, bool can_swap, Event* dst, Handover* h) {
   if (spare >= 0) {
     const uint64_t now = ring.end();
     pre_to = std::max(window_first(ring, now), g_retired_end[spare]);
-    h->copied = copy_events(ring, window_first(ring, now), pre_to, now, dst, 0);
+    h->copied = copy_events(ring, window_first(ring, now), pre_to, dst, 0);
     const int old = ring.live_buffer();
     h->end = ring.swap_to(spare);
     g_retired_end[old] = h->end;
@@ -280,7 +283,11 @@ bool freeze(Recorder* r, int set, FrozenState* out, const char** why) {
   const int spare = hand_over(r->ring, locked && set != kInlineSet, dst, &s.hand);
   s.hand.made_live = spare;
   if (locked) swap_unlock();
+  out->cut_ns = monotonic_ns();
   out->end_seq = s.hand.end;
+  out->wall_offset_ns = int64_t(realtime_ns()) - int64_t(monotonic_ns());
+  // Read now: the marks of this window are overwritten two rings of claims on.
+  out->complete_from_ns = r->ring.complete_from(window_first(r->ring, s.hand.end));
   if (spare < 0) freeze_collect(set, out);  // no spare: the whole window now, as before the hand-over
   else expose(s, out, s.hand.copied);
   return true;
@@ -291,7 +298,7 @@ void freeze_collect(int set, FrozenState* out) {
   Set& s = g_sets[set];
   Handover& h = s.hand;
   auto* dst = static_cast<Event*>(s.events.base);
-  expose(s, out, copy_events(h.r->ring, h.split, h.end, h.end, dst, h.copied));
+  expose(s, out, copy_events(h.r->ring, h.split, h.end, dst, h.copied));
   unpin(&h);
 }
 

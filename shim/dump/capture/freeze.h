@@ -52,13 +52,27 @@ namespace gpumemrec {
 struct Recorder;
 
 struct FrozenState {
-  // The ring before the cut, seq order, holes left out: after freeze(), only
+  // The ring before the cut, holes left out (seq order here; time order
+  // once finish_snapshot ran): after freeze(), only
   // the part the failing thread copied; complete after freeze_collect().
+  // Their times are CLOCK_MONOTONIC, as recorded (event_order.h).
   Event* events = nullptr;
   uint64_t event_count = 0;
   LiveEntry* live = nullptr;  // device/managed allocations, then VMM handles
   uint64_t live_count = 0;
   uint64_t end_seq = 1;  // the cut: one past the newest claimed seq
+  // CLOCK_REALTIME - CLOCK_MONOTONIC at the freeze: turns the events' and
+  // the live entries' times into wall time (one offset for the whole
+  // bundle, so their order is kept even if the wall clock stepped).
+  int64_t wall_offset_ns = 0;
+  // CLOCK_MONOTONIC: from this moment on the window holds every event
+  // (shim/record/claim_marks.h); the dump drops its events older than it.
+  // 0: from its first event.
+  uint64_t complete_from_ns = 0;
+  // CLOCK_MONOTONIC at the cut: events recorded after it (a thread that
+  // still wrote into the block it took before the cut) are left out, as
+  // the live tables were copied before it.
+  uint64_t cut_ns = UINT64_MAX;
 };
 
 constexpr uint64_t kLiveReserve = 65536;

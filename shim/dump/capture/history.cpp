@@ -10,10 +10,10 @@ namespace {
 // Bytes that leave a device's total just before event i although the
 // window holds no free for them: an earlier allocation of the window at
 // the same address (or VMM handle) that nothing in the window freed. Its
-// free is a hole: a free claims its seq before the real free and publishes
-// after it, and a thread preempted in between (seconds, on a loaded
-// machine) had not published when the window was copied (freeze.cpp,
-// copy_events waits only for the newest slots). The driver handed the
+// free was in flight: a free is recorded after the real free returned, and
+// a thread preempted in between (seconds, on a loaded machine) had not
+// written it when the window was copied (freeze.cpp, copy_events waits
+// 2 ms at most for slots being written). The driver handed the
 // address out again, so the free came before this allocation: at the
 // latest, just before it. Without this the window's changes outnumber
 // the live set at the cut, the base goes negative and every total before

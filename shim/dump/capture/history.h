@@ -1,9 +1,8 @@
 // One consistent history in events.json (docs/bundle-format.md, "Order of
-// events"). Threads that allocate at once take their timestamp, their
-// sequence number and their running total (`live_after`) at three different
-// moments, so in seq order a preempted thread shows a total that was never
-// the device's (39.7 MB -> 87.6 MB -> 40.1 MB) and a timestamp from the past.
-// At dump time, over the events of the cut in seq order:
+// events"). The events come here in time order (event_order.h); a thread's
+// running total (`live_after`) is not recorded at all (a shared total was a
+// cache line every allocating thread wrote), so it is derived here, over the
+// events of the cut in that order:
 //  - memory_allocated is recomputed by replaying each event's change from a
 //    base per device: the reconciled live set at the cut minus the changes of
 //    the events in the cut, so the last total of each device is what
@@ -12,7 +11,9 @@
 //    free was still in flight when the window was copied: a hole) leaves
 //    the total just before the re-allocation (history.cpp, implied_frees);
 //  - a timestamp is never earlier than the one before it: each event takes
-//    the latest timestamp recorded so far (its own or an earlier event's).
+//    the latest timestamp recorded so far (its own or an earlier event's;
+//    after the time order, only events from a window written before that
+//    order existed could need it).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -34,7 +35,7 @@ inline int64_t event_memory_change(const Event& e) {
   }
 }
 
-// Rewrites live_after and time_ns of `events` (the cut, in seq order).
+// Rewrites live_after and time_ns of `events` (the cut, in time order).
 // `live_at_cut`: the reconciled live set ("mapping" entries are not counted).
 void make_history_consistent(Event* events, size_t count, const std::vector<LiveEntry>& live_at_cut);
 inline void make_history_consistent(std::vector<Event>* events, const std::vector<LiveEntry>& live_at_cut) {

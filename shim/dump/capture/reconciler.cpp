@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <climits>
 
+#include "shim/dump/capture/event_order.h"
+
 namespace gpumemrec {
 
 namespace {
@@ -44,18 +46,26 @@ void Reconciler::apply(const Event& e) {
 void Reconciler::on_alloc(const Event& e, bool physical) {
   LiveEntry* le = find(e.address, physical);
   if (le && le->device != kDead) {
-    if (le->seq >= e.seq) return;  // listed (or re-allocated later)
+    if (le->seq == e.seq || !earlier(*le, e)) return;  // listed (or re-allocated later)
     le->device = kDead;            // an older entry at this address: superseded
   }
+  // An older allocation at this address that only the window named, whose
+  // free is not in it (in flight at the copy, history.cpp "implied frees"):
+  // the driver handed the address out again, so it was freed.
+  drop_added_before(e, physical);
   added_.push_back(live_entry_from_event(e));
 }
 
 void Reconciler::on_free(const Event& e, bool physical) {
   LiveEntry* le = find(e.address, physical);
-  if (le && le->device != kDead && le->seq < e.seq) le->device = kDead;
+  if (le && le->device != kDead && earlier(*le, e)) le->device = kDead;
+  drop_added_before(e, physical);
+}
+
+void Reconciler::drop_added_before(const Event& e, bool physical) {
   for (size_t i = 0; i < added_.size();) {
     const LiveEntry& a = added_[i];
-    if (a.key == e.address && is_physical(a.memory_type) == physical && a.seq < e.seq) {
+    if (a.key == e.address && is_physical(a.memory_type) == physical && earlier(a, e)) {
       added_[i] = added_.back();
       added_.pop_back();
     } else {
@@ -70,7 +80,8 @@ std::vector<LiveEntry> Reconciler::finish() {
   live_.insert(live_.end(), added_.begin(), added_.end());
   added_.clear();
   std::sort(live_.begin(), live_.end(), [](const LiveEntry& a, const LiveEntry& b) {
-    return a.size != b.size ? a.size > b.size : a.seq < b.seq;
+    if (a.size != b.size) return a.size > b.size;
+    return earlier(a.time_ns, a.seq, b.time_ns, b.seq);
   });
   return std::move(live_);
 }

@@ -30,14 +30,18 @@ class Reconciler {
   // `ring`: the events that apply() will be given (their addresses are what
   // gets indexed).
   Reconciler(std::vector<LiveEntry> live, const Event* ring, size_t count);
-  // Each event of the cut, in seq order.
+  // Each event of the cut, in time order (event_order.h: seq is not time
+  // order across threads). "Older" and "newer" below are that order: a live
+  // entry keeps its allocating event's time and seq.
   void apply(const Event& e);
-  // The reconciled live set, largest first (then oldest first).
+  // The reconciled live set, largest first (then oldest first, event_order.h).
   std::vector<LiveEntry> finish();
 
  private:
   LiveEntry* find(uint64_t key, bool physical);
   void on_alloc(const Event& e, bool physical);
+  // Removes the entries of added_ at e's address (and key space) older than e.
+  void drop_added_before(const Event& e, bool physical);
   void on_free(const Event& e, bool physical);
 
   static uint64_t slot_key(uint64_t key, bool physical) { return key ^ (physical ? 1ull << 63 : 0); }

@@ -64,11 +64,11 @@ class BundleFilesTest : public ::testing::Test {
     dir = unit_files::make_tmpdir();
     dirfd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     ASSERT_GE(dirfd, 0);
-    const uint64_t t0 = realtime_ns();
+    const uint64_t t0 = monotonic_ns();  // the events' clock (recorder.cpp)
     record_alloc(HookId::cudaMalloc, kDevice, kA, 1 << 20, 0, MemoryType::kDevice, t0, 0);
     record_alloc(HookId::cuMemAlloc_v2, kDevice, kB, 2 << 20, 0, MemoryType::kDevice, t0, 0);
     const PendingFree p = begin_free(kA, MemoryType::kDevice);
-    end_free(HookId::cudaFree, p, kA, kDevice, 0, MemoryType::kDevice, t0, 0);
+    end_free(HookId::cudaFree, p, kA, kDevice, 0, MemoryType::kDevice, monotonic_ns(), 0);
     ASSERT_TRUE(record_alloc_failure(HookId::cudaMalloc, kDevice, kFailSize, 0, MemoryType::kDevice, t0, 2, true,
                                      DumpReason::kOom, &failure));
     set = freeze_acquire();
@@ -81,7 +81,7 @@ class BundleFilesTest : public ::testing::Test {
     in.failure = &failure;
     in.backend = Backend::kCuda;
     in.bundle_name = "oom_dump_unit_test";
-    in.created_ns = t0;
+    in.created_ns = realtime_ns();
     in.episode_ms = 60000;
     buffer.resize(1 << 16);
   }

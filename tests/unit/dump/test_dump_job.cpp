@@ -44,7 +44,7 @@ class DumpJobTest : public ::testing::Test {
     s.rewrite_buffer = WriteBuffer{rewrite_buffer.data(), rewrite_buffer.size()};
     s.seq = &seq;
     s.program_ending = &ending;
-    record_alloc(HookId::cudaMalloc, kDevice, 0x7d0000000000ull, 1 << 20, 0, MemoryType::kDevice, realtime_ns(), 0);
+    record_alloc(HookId::cudaMalloc, kDevice, 0x7d0000000000ull, 1 << 20, 0, MemoryType::kDevice, monotonic_ns(), 0);
   }
 
   // The job of a dump the caller runs itself: the slot taken, the inline
@@ -63,7 +63,7 @@ class DumpJobTest : public ::testing::Test {
 
   // A failure that opened an episode of `episodes`.
   void add_failure(DumpJob* job, PendingRequest* mine) {
-    ASSERT_TRUE(record_alloc_failure(HookId::cudaMalloc, kDevice, 1ull << 30, 0, MemoryType::kDevice, realtime_ns(),
+    ASSERT_TRUE(record_alloc_failure(HookId::cudaMalloc, kDevice, 1ull << 30, 0, MemoryType::kDevice, monotonic_ns(),
                                      2, true, DumpReason::kOom, &job->failure));
     job->has_failure = true;
     job->episode = episodes.on_failure(job->failure, monotonic_ns(), 1 << 20, 60000000000ull, mine);

@@ -60,7 +60,7 @@ rapidjson::Document read_json(const std::string& path) {
 
 void fail_alloc(uint64_t size) {
   FailureInfo f;
-  if (record_alloc_failure(HookId::cudaMalloc, 0, size, 0, MemoryType::kDevice, realtime_ns(), 2, true,
+  if (record_alloc_failure(HookId::cudaMalloc, 0, size, 0, MemoryType::kDevice, monotonic_ns(), 2, true,
                            DumpReason::kOom, &f))
     dumper_on_failure(f);
 }
@@ -74,17 +74,17 @@ TEST(BundleWriter, WritesACompleteBundleOnOom) {
   r->cfg.dir = dir;
   r->cfg.episode_ms = 60000;
 
-  const uint64_t t0 = realtime_ns();
+  const uint64_t t0 = monotonic_ns();  // the events' clock (recorder.cpp)
   record_alloc(HookId::cudaMalloc, 0, 0x7f0000001000, 4096, 0, MemoryType::kDevice, t0, 0);
   record_alloc(HookId::cuMemAlloc_v2, 0, 0x7f0000100000, 1 << 20, 0, MemoryType::kDevice, t0, 0);
   record_alloc(HookId::cuMemCreate, 1, 0xabc, 2 << 20, 0, MemoryType::kPhysical, t0, 0);
   PendingFree p = begin_free(0x7f0000001000, MemoryType::kDevice);
   EXPECT_TRUE(p.known);
-  end_free(HookId::cudaFree, p, 0x7f0000001000, -1, 0, MemoryType::kDevice, t0, 0);
+  end_free(HookId::cudaFree, p, 0x7f0000001000, -1, 0, MemoryType::kDevice, monotonic_ns(), 0);
   // Unknown pointer: recorded, size 0, nothing subtracted.
   PendingFree unknown = begin_free(0x1234, MemoryType::kDevice);
   EXPECT_FALSE(unknown.known);
-  end_free(HookId::cudaFree, unknown, 0x1234, -1, 0, MemoryType::kDevice, t0, 1);
+  end_free(HookId::cudaFree, unknown, 0x1234, -1, 0, MemoryType::kDevice, monotonic_ns(), 1);
 
   fail_alloc(3ull << 30);
   fail_alloc(3ull << 30);  // same episode: no second bundle
@@ -127,9 +127,12 @@ TEST(BundleWriter, WritesACompleteBundleOnOom) {
   EXPECT_EQ(std::string(last["api"].GetString()), "cudaMalloc");
   EXPECT_EQ(last["size"].GetUint64(), 3ull << 30);
   EXPECT_EQ(last["result"].GetInt(), 2);
-  // Sequence numbers increase; memory_allocated follows the changes.
-  for (rapidjson::SizeType i = 1; i < events.Size(); ++i)
+  // Time order (one thread here: seqs increase too); memory_allocated
+  // follows the changes.
+  for (rapidjson::SizeType i = 1; i < events.Size(); ++i) {
+    EXPECT_GE(events[i]["timestamp_ns"].GetUint64(), events[i - 1]["timestamp_ns"].GetUint64());
     EXPECT_GT(events[i]["seq"].GetUint64(), events[i - 1]["seq"].GetUint64());
+  }
   bool saw_free = false;
   for (auto& e : events.GetArray()) {
     for (const char* k : {"timestamp", "event_type", "memory_allocated", "memory_change",

@@ -205,7 +205,7 @@ uint64_t failed_before(const std::string& bundle) {
 
 void fail_alloc() {
   FailureInfo f;
-  if (record_alloc_failure(HookId::cudaMalloc, 0, 1ull << 40, 0, MemoryType::kDevice, realtime_ns(), 2, true,
+  if (record_alloc_failure(HookId::cudaMalloc, 0, 1ull << 40, 0, MemoryType::kDevice, monotonic_ns(), 2, true,
                            DumpReason::kOom, &f))
     dumper_on_failure(f);
 }

@@ -189,3 +189,28 @@ TEST(History, AReallocationWithoutAFreeInTheWindowImpliesIt) {
   EXPECT_EQ(two[0].live_after, 8u);
   EXPECT_EQ(two[1].live_after, 24u);
 }
+
+// Blocks of seqs (ring.h): a thread can record an allocation at an address
+// with a LOWER seq than another thread's earlier allocation there; the
+// free between them was in flight when the window was copied, and neither
+// allocation was in the live tables' copy. The later one in time wins, and
+// the earlier one is not listed twice (both listed would count the bytes
+// twice and give allocations.json two entries at one address).
+TEST(Reconciler, AReallocationSupersedesAnEarlierOneOnlyTheWindowNamed) {
+  const std::vector<Event> ring = {make_event(900, EventKind::kAlloc, 0x100, 10, 0, MemoryType::kDevice, 5000),
+                                   make_event(450, EventKind::kAlloc, 0x100, 30, 0, MemoryType::kDevice, 6000)};
+  auto out = reconcile({}, ring);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].seq, 450u);
+  EXPECT_EQ(out[0].size, 30u);
+}
+
+// Order is time, then seq (event_order.h), not seq: a free with a higher
+// seq but an earlier time than the re-allocation does not drop it.
+TEST(Reconciler, TimeNotSeqDecidesWhetherAFreeFollowsAnAllocation) {
+  const std::vector<Event> ring = {make_event(800, EventKind::kFree, 0x100, 10, 0, MemoryType::kDevice, 5000),
+                                   make_event(300, EventKind::kAlloc, 0x100, 20, 0, MemoryType::kDevice, 6000)};
+  auto out = reconcile({live(0x100, 10, 100)}, ring);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].seq, 300u);
+}

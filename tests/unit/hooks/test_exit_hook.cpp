@@ -45,9 +45,9 @@ TEST(ExitHook, BundleBeingWrittenIsFinishedFirst) {
     r->cfg.dir = dir;
     r->cfg.episode_ms = 60000;  // the verdict is not known before the exit
     exit_hook_init();
-    record_alloc(HookId::cudaMalloc, 0, 0x7f0000001000, 4096, 0, MemoryType::kDevice, realtime_ns(), 0);
+    record_alloc(HookId::cudaMalloc, 0, 0x7f0000001000, 4096, 0, MemoryType::kDevice, monotonic_ns(), 0);
     FailureInfo f;
-    if (!record_alloc_failure(HookId::cudaMalloc, 0, 1ull << 40, 0, MemoryType::kDevice, realtime_ns(), 2, true,
+    if (!record_alloc_failure(HookId::cudaMalloc, 0, 1ull << 40, 0, MemoryType::kDevice, monotonic_ns(), 2, true,
                               DumpReason::kOom, &f))
       return 91;
     dumper_on_failure(f);

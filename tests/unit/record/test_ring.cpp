@@ -9,16 +9,11 @@
 
 #include "shim/record/recorder.h"
 #include "shim/record/ring.h"
+#include "tests/unit/record/ring_fixture.h"
 
 using namespace gpumemrec;
 
 namespace {
-
-struct RingFixture {
-  explicit RingFixture(uint64_t cap) : mem(cap) { ring.init(mem.data(), cap); }
-  std::vector<Event> mem;
-  Ring ring;
-};
 
 Event make(uint64_t seq, uint64_t size) {
   Event e{};
