@@ -46,6 +46,15 @@ enum class EventKind : uint8_t {
   kOther = 15,       // "other"
 };
 
+// Whether an event's timestamp is the moment its call started (a free, an
+// unmap: the recorder reads the time before the real call, so that a freed
+// address handed to another thread is freed first in time order) rather
+// than the moment it returned (everything else). Bundles written before
+// 2026-11-25 stamped every event at the return.
+inline bool event_time_is_call_start(EventKind k) {
+  return k == EventKind::kFree || k == EventKind::kFreeFailed || k == EventKind::kUnmap;
+}
+
 // events.json / allocations.json "memory_type"; 4 bits in the ring.
 enum class MemoryType : uint8_t {
   kDevice = 0,    // "device"

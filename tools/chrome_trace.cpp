@@ -44,7 +44,9 @@ class TraceText {
 };
 
 // An event's call began `duration_ns` before `timestamp` (when it returned).
-double call_start(const Event& e) { return e.timestamp - double(e.duration_ns) * 1e-9; }
+double call_start(const Event& e) {
+  return event_time_is_call_start(e.kind) ? e.timestamp : e.timestamp - double(e.duration_ns) * 1e-9;
+}
 
 // The earliest instant of the trace (the start of the earliest call).
 double earliest_instant(const Bundle& b) {
