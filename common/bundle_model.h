@@ -201,6 +201,12 @@ struct Metadata {
   std::string backend;
   uint64_t captured_event_count = 0;
   uint64_t total_event_count = 0;
+  // Set by the shim's writer for summary.txt, not read from metadata.json
+  // (the tools tell it from the lowest seq, tools/analysis.h
+  // events_not_kept): events.json starts at seq 1, so it holds every event
+  // recorded before the cut and total_event_count (seqs handed out, unused
+  // ones of the threads' blocks included) says nothing more.
+  bool events_since_start = false;
   uint64_t failed_calls_before_dump = 0;
   double frozen_after_failure_ms = 0;  // 0: the state is the failure's own
   std::optional<SignalRequests> signal_requests;  // signal bundles only

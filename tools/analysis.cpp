@@ -135,6 +135,12 @@ std::pair<uint64_t, uint64_t> seq_range(const Bundle& b) {
   return {lo, hi};
 }
 
+uint64_t events_not_kept(const Bundle& b) {
+  const uint64_t total = b.metadata.total_event_count;
+  if (seq_range(b).first <= 1 || total <= b.events.size()) return 0;
+  return total - b.events.size();
+}
+
 std::vector<size_t> oldest_live(const Bundle& b, size_t n) {
   std::vector<size_t> idx(b.allocations.size());
   for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;

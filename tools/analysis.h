@@ -40,6 +40,12 @@ std::vector<ApiCount> api_counts(const model::Bundle& b);  // largest total firs
 // The lowest and highest seq of the bundle's events ({0, 0} when none):
 // events are in time order, and seq is not time order across threads.
 std::pair<uint64_t, uint64_t> seq_range(const model::Bundle& b);
+// About how many events older than the bundle's were not kept (overwritten
+// in the ring, or before the moment its window is complete from): 0 when
+// the bundle starts at seq 1 (every event since the start is in it);
+// otherwise the seqs handed out minus the events kept, which counts the
+// unused seqs of the threads' blocks too (docs/bundle-format.md).
+uint64_t events_not_kept(const model::Bundle& b);
 std::vector<size_t> oldest_live(const model::Bundle& b, size_t n);
 
 // A stack as text lines: "site: f (file:line)  library: libx.so" (the site

@@ -150,7 +150,6 @@ std::string oom_summary(const std::vector<analysis::OomMark>& ooms) {
 }
 
 void text_curve(const Bundle& b, const ReportOptions& o) {
-  const Metadata& m = b.metadata;
   int32_t dev = analysis::failing_device(b);
   auto curve = analysis::memory_curve(b, dev, 4096);
   out("\nMEMORY ON " + std::string(dev < 0 ? "UNKNOWN DEVICE" : "DEVICE " + std::to_string(dev)) + " LEADING TO THE DUMP\n");
@@ -170,8 +169,8 @@ void text_curve(const Bundle& b, const ReportOptions& o) {
   if (!b.events.empty()) {
     const auto [first, last] = analysis::seq_range(b);
     out("  ring: " + std::to_string(b.events.size()) + " events (seq " + std::to_string(first) + ".." + std::to_string(last) + ")");
-    if (m.total_event_count > b.events.size())
-      out(", about " + std::to_string(m.total_event_count - b.events.size()) + " older events not kept");
+    if (const uint64_t lost = analysis::events_not_kept(b))
+      out(", about " + std::to_string(lost) + " older events not kept");
     out("\n");
     auto ooms = analysis::oom_marks(b);
     if (!ooms.empty()) out(oom_summary(ooms));
@@ -350,8 +349,7 @@ void json_curve(JsonWriter& w, const Bundle& b) {
   json_kv(w, "events", static_cast<uint64_t>(b.events.size()));
   json_kv(w, "first_seq", analysis::seq_range(b).first);
   json_kv(w, "last_seq", analysis::seq_range(b).second);
-  uint64_t total = b.metadata.total_event_count;
-  json_kv(w, "overwritten", total > b.events.size() ? total - b.events.size() : uint64_t{0});
+  json_kv(w, "overwritten", analysis::events_not_kept(b));
   w.EndObject();
   w.Key("ooms");
   w.StartArray();

@@ -445,6 +445,13 @@ def t_report_json(c):
         check(all(len(s["frames"]) <= 3 for s in r["sites"]), "--frames not applied")
         check(r["sites_total"] == len(by), "sites_total")
         check(r["ring"]["events"] == len(events), "ring.events")
+        # Older events not kept: none when the bundle starts at seq 1 (every
+        # event since the start is in it), else the seqs handed out minus the
+        # events kept (docs/cli.md, `ring`).
+        first = min(e["seq"] for e in events)
+        want = 0 if first == 1 else meta["total_event_count"] - len(events)
+        check(r["ring"]["overwritten"] == want and r["ring"]["first_seq"] == first,
+              "ring %s: overwritten should be %d, first_seq %d" % (r["ring"], want, first))
         rec = recovered_ooms(events, meta, bundle_outcome(b))
         check([o["recovered"] for o in r["ooms"]] == rec, "ooms recovered %r != %r" % ([o["recovered"] for o in r["ooms"]], rec))
         if "recovered" in b:

@@ -100,6 +100,8 @@ void fill_metadata(const BundleInput& in, const DumpSnapshot& snap, model::Metad
   m->context = failure_context(in);
   m->captured_event_count = snap.event_count;
   m->total_event_count = snap.end_seq - 1;
+  m->events_since_start = false;
+  for (const Event& e : snap.events) m->events_since_start |= e.seq == 1;
   m->failed_calls_before_dump = in.failed_calls_before_dump;
   m->frozen_after_failure_ms = double(in.frozen_after_failure_ns / 1000) / 1000.0;
   m->signal_requests = in.signal_requests;

@@ -146,8 +146,12 @@ void write_totals(FdOut& o, const BundleContent& c) {
     o.write(")");
   }
   o.write("\n");
-  std::snprintf(line, sizeof line, "Events:       %llu in this bundle, about %llu recorded since start\n",
-                (unsigned long long)m.captured_event_count, (unsigned long long)m.total_event_count);
+  if (m.events_since_start)
+    std::snprintf(line, sizeof line, "Events:       %llu in this bundle: every event since the start\n",
+                  (unsigned long long)m.captured_event_count);
+  else
+    std::snprintf(line, sizeof line, "Events:       %llu in this bundle, about %llu recorded since start\n",
+                  (unsigned long long)m.captured_event_count, (unsigned long long)m.total_event_count);
   o.write(line);
   if (c.in.gpu_processes.available) {
     o.write("On the GPU:   ");
