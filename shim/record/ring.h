@@ -1,14 +1,14 @@
 // The bounded ring of the most recent events: fixed memory (capacity * 64
 // bytes per buffer, mapped at start-up), no lock.
 //
-// Writers claim a sequence number with one fetch_add and fill the slot
-// seq % capacity under a per-slot seqlock: the slot's seq word is kBusy
+// Writers take a sequence number from their thread's block (below: one
+// fetch_add per block of seqs) and fill the slot seq % capacity under a
+// per-slot seqlock: the slot's seq word is kBusy
 // while it is written (taken with a compare-and-swap, so two writers that
 // wrapped onto one slot never interleave) and the event's seq once complete. The dumper copies a slot and
 // keeps it only if the seq word read before and after the copy is the one it
-// expects; a slot that was overwritten or is being written is a hole
-// (documented: seq numbers have holes only where events were overwritten or
-// in flight at the moment of the dump).
+// expects; a slot that was overwritten, is being written or was never used
+// (an unused seq of a block) is a hole (docs/bundle-format.md).
 // All accesses to slot words are atomic (relaxed, ordered by fences) so the
 // ring is data-race free under ThreadSanitizer.
 //
@@ -61,8 +61,8 @@
 //  - fork: the child's thread keeps its block (the seqs are its own in the
 //    child's copy of the ring; the parent's thread uses the same seqs in
 //    the parent's ring); other threads' blocks are holes in the child;
-//  - the unused seqs of a dropped block (and of every thread's block at a
-//    cut) are holes in the window: at most one block per recording thread.
+//  - the unused seqs of a dropped block, and of the block each thread holds
+//    at a cut, are holes in the window (seq gaps, not lost events).
 //
 // fork: a thread of the parent may have been between taking a slot and
 // completing it; in the child that thread does not exist and the slot would
@@ -212,8 +212,9 @@ class Ring {
     std::memcpy(out, w, sizeof w);
     return true;
   }
-  // True while a thread of this process is writing the slot of `seq` in
-  // `buffer` (between take_slot and the end of publish: a few stores).
+  // True while a thread of this process holds the slot of `seq` in
+  // `buffer` busy (from take_slot to commit: the recorder takes it with the
+  // seq, so this covers filling in the event and the live-table update).
   bool writing_in(int buffer, uint64_t seq) const {
     return __atomic_load_n(words(buffer, seq), __ATOMIC_RELAXED) == (kBusyBit | epoch_.load(std::memory_order_relaxed));
   }

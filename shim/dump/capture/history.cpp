@@ -57,15 +57,12 @@ void make_history_consistent(Event* events, size_t count, const std::vector<Live
     running[event_device(events[i])] -= event_memory_change(events[i]);
     if (implied[i].bytes) running[implied[i].device] += implied[i].bytes;
   }
-  uint64_t latest_ns = 0;
   for (size_t i = 0; i < count; ++i) {
     Event& e = events[i];
     if (implied[i].bytes) running[implied[i].device] -= implied[i].bytes;
     int64_t& total = running[event_device(e)];
     total += event_memory_change(e);
     e.live_after = total < 0 ? 0 : uint64_t(total);
-    if (e.time_ns < latest_ns) e.time_ns = latest_ns;
-    latest_ns = e.time_ns;
   }
 }
 

@@ -9,11 +9,9 @@
 //    allocations.json holds;
 //  - an allocation the window re-allocates with no free in between (its
 //    free was still in flight when the window was copied: a hole) leaves
-//    the total just before the re-allocation (history.cpp, implied_frees);
-//  - a timestamp is never earlier than the one before it: each event takes
-//    the latest timestamp recorded so far (its own or an earlier event's;
-//    after the time order, only events from a window written before that
-//    order existed could need it).
+//    the total just before the re-allocation (history.cpp, implied_frees).
+// Timestamps need nothing here: the window is sorted by them
+// (event_order.h), so they never go back.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -35,7 +33,7 @@ inline int64_t event_memory_change(const Event& e) {
   }
 }
 
-// Rewrites live_after and time_ns of `events` (the cut, in time order).
+// Rewrites live_after of `events` (the cut, in time order).
 // `live_at_cut`: the reconciled live set ("mapping" entries are not counted).
 void make_history_consistent(Event* events, size_t count, const std::vector<LiveEntry>& live_at_cut);
 inline void make_history_consistent(std::vector<Event>* events, const std::vector<LiveEntry>& live_at_cut) {

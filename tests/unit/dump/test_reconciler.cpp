@@ -148,16 +148,6 @@ TEST(History, RunningTotalsReplayFromTheLiveSetAtTheCut) {
   EXPECT_EQ(ev[4].live_after, 60u);  // a failure changes nothing
 }
 
-TEST(History, TimestampsNeverGoBackInSeqOrder) {
-  std::vector<Event> ev = {make_event(1, EventKind::kAlloc, 0x1, 1, 0, MemoryType::kDevice, 5000),
-                           make_event(2, EventKind::kAlloc, 0x2, 1, 0, MemoryType::kDevice, 1000),  // preempted
-                           make_event(3, EventKind::kAlloc, 0x3, 1, 0, MemoryType::kDevice, 7000)};
-  make_history_consistent(&ev, {live(0x1, 1, 1), live(0x2, 1, 2), live(0x3, 1, 3)});
-  EXPECT_EQ(ev[0].time_ns, 5000u);
-  EXPECT_EQ(ev[1].time_ns, 5000u);
-  EXPECT_EQ(ev[2].time_ns, 7000u);
-}
-
 TEST(History, MappingEventsCarryTheirDevicesTotal) {
   std::vector<Event> ev = {make_event(1, EventKind::kAlloc, 0xa, 64, 2, MemoryType::kPhysical),
                            make_event(2, EventKind::kMap, 0x7000, 64, 2, MemoryType::kMapping),
