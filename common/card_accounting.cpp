@@ -59,9 +59,30 @@ void add_nvml(const NvmlProcesses& nvml, DeviceAccounting* a, std::optional<uint
     add_note(a, "NVML does not say how much this process uses");
     return;
   }
-  a->process_unrecorded_bytes = int64_t(*self->used_bytes) - int64_t(a->recorded_live_bytes);
+  if (nvml.self_moving) {
+    add_note(a, "this process allocated or freed while NVML was read, each time it was asked");
+    return;
+  }
+  // NVML's figure for this process, taken back to the failure (card_accounting.h).
+  int64_t change = nvml.self_change_bytes.value_or(0);
+  const int64_t pool_change = nvml.self_pool_change_bytes.value_or(0);
+  int64_t unrecorded = int64_t(*self->used_bytes) - change - int64_t(a->recorded_live_bytes);
+  const bool pool_released = unrecorded < 0 && pool_change < 0;
+  if (pool_released) {
+    change += pool_change;
+    unrecorded -= pool_change;
+  }
+  a->process_unrecorded_bytes = unrecorded;
+  if (change != 0)
+    add_note(a, "NVML was read after this process had " + std::string(change < 0 ? "freed " : "allocated ") +
+                    format_bytes(uint64_t(change < 0 ? -change : change)) +
+                    " since the failure; its figure is taken back to the failure by that amount" +
+                    (pool_released ? " (its memory pools gave back what was freed into them)" : ""));
+  if (pool_change < 0 && !pool_released)
+    add_note(a, "freed into memory pools since the failure and still held by them: " +
+                    format_bytes(uint64_t(-pool_change)));
   if (!all_known) add_note(a, "NVML does not say how much every process uses");
-  else *nvml_sum = sum;
+  else *nvml_sum = uint64_t(int64_t(sum) - change);
 }
 
 std::string signed_bytes(int64_t v) {

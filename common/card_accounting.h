@@ -36,6 +36,26 @@ struct NvmlProcesses {
   bool available = false;
   std::string note;  // why not, when not available
   std::vector<GpuProcessUse> processes;
+  // NVML is read by the writer, after the failure; the program may have
+  // freed or allocated since (a CUDA program that frees everything on its
+  // way out does, before the writer gets there: seen on an H200,
+  // docs/validation/2026-11-26). The shim reads its own live counter for
+  // the device around NVML's list: `self_change_bytes` is that counter then
+  // minus at the freeze, and takes this process's NVML figure back to the
+  // moment of the failure. Allocations from stream-ordered pools are not in
+  // that counter: a pool keeps what is freed into it, and NVML counts it,
+  // until a synchronization releases it (PyTorch's cudaMallocAsync backend
+  // freeing 139 GiB left NVML's figure as it was). `self_moving`: the
+  // counters changed while NVML was read (every try), so this process's
+  // figure is left out.
+  //
+  // `self_pool_change_bytes`: the same for pool allocations. A pool's frees
+  // are assumed kept (NVML still counts them); if that makes this process's
+  // unrecorded share negative, which cannot be, the pool released them (a
+  // synchronization came between) and they count as given back.
+  std::optional<int64_t> self_change_bytes;
+  std::optional<int64_t> self_pool_change_bytes;
+  bool self_moving = false;
 };
 
 // `total`/`free`: the driver's figures for the device (nullopt when unknown).

@@ -53,6 +53,9 @@ constexpr LibraryRule kLibraryRules[] = {
     {"xla_extension*", FrameClass::kFramework},
     {"libjax*", FrameClass::kFramework},
     {"_jax*.so*", FrameClass::kFramework},
+    // JAX's GPU backends are PJRT plugins: jax_plugins/xla_cuda13/
+    // xla_cuda_plugin.so holds XLA's allocators (seen on an H200, 2026-11-26).
+    {"xla_*_plugin.so*", FrameClass::kFramework},
     {"libcupy*", FrameClass::kFramework},
     {"libcublas*", FrameClass::kFramework},
     {"libcudnn*", FrameClass::kFramework},
@@ -84,7 +87,19 @@ constexpr LibraryRule kLibraryRules[] = {
 
 // Module paths of Python extensions that belong to a framework whatever
 // their file name (CuPy's Cython modules: cupy/_core/core.cpython-312-...so).
-constexpr const char* kFrameworkPathGlobs[] = {"*/cupy/*", "*/cupy_backends/*", "*/jaxlib/*", "*/torch/lib/*"};
+constexpr const char* kFrameworkPathGlobs[] = {"*/cupy/*", "*/cupy_backends/*", "*/jaxlib/*", "*/jax_plugins/*",
+                                               "*/torch/lib/*"};
+
+// Functions of the CUDA runtime linked into the program itself (nvcc's
+// default, `-cudart static`): their module is the program, so only their
+// names tell them apart. Seen on an H200 with CUDA 13.0 (docs/validation/):
+// the static runtime's internal functions are named
+// `libcudart_static_<hash>`, and older toolkits' `__cudart<N>`; the API
+// entry points keep their names (cudaMalloc, cudaMallocAsync, ...). Only
+// the allocation entry points are listed: a user's own `cudaCheck` helper
+// stays the user's.
+constexpr const char* kRuntimeFunctionGlobs[] = {"libcudart_static_*", "__cudart[0-9]*", "cudaMalloc*",
+                                                 "cudaHostAlloc*", "cudaMemPool*"};
 
 std::string_view base_name(std::string_view p) {
   size_t slash = p.rfind('/');
@@ -133,6 +148,8 @@ FrameClass native_class(const Frame& f) {
     if (glob(r.glob, base)) return r.cls;
   for (const char* g : kFrameworkPathGlobs)
     if (glob(g, f.module.c_str())) return FrameClass::kFramework;
+  for (const char* g : kRuntimeFunctionGlobs)
+    if (glob(g, f.function.c_str())) return FrameClass::kRuntime;
   return FrameClass::kUser;
 }
 

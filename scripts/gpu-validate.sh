@@ -8,7 +8,8 @@
 #
 # The GPU machines reach no package registry: nothing is installed here. If
 # the build's header-only dependencies are missing, carry a build made on a
-# development machine (build/bin/libgpumemrec.so and build/bin/gpumemrec).
+# development machine (build/bin/libgpumemrec.so and build/bin/gpumemrec) and
+# name it with GPUMEMREC_BUILD; scripts/gpu-carry.sh makes a small one.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 LOGS=${1:-gpu-validation-logs}
@@ -18,7 +19,9 @@ if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; t
   exit 2
 fi
 export PATH=/usr/local/cuda/bin:$PATH
-if [ ! -f build/bin/libgpumemrec.so ]; then
+BUILD=${GPUMEMREC_BUILD:-build}   # a carried build: GPUMEMREC_BUILD=<dir holding bin/>
+if [ ! -f "$BUILD/bin/libgpumemrec.so" ]; then
+  BUILD=build
   cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUMEMREC_BUILD_TESTS=OFF -DGPUMEMREC_BUILD_BENCH=OFF \
     && cmake --build build -j"$(nproc)" || { echo "gpu-validate: build failed; carry build/ from a dev machine" >&2; exit 2; }
 fi
@@ -26,4 +29,4 @@ mkdir -p "$LOGS"
 { nvidia-smi; nvcc --version; python3 -c 'import torch; print("torch", torch.__version__, torch.version.cuda)' 2>&1;
   python3 -c 'import jax; print("jax", jax.__version__)' 2>&1; python3 -c 'import cupy; print("cupy", cupy.__version__)' 2>&1;
 } > "$LOGS/machine.txt" 2>&1
-exec python3 scripts/gpu_validate/validate.py --build build --logs "$LOGS" "$@"
+exec python3 scripts/gpu_validate/validate.py --build "$BUILD" --logs "$LOGS" "$@"

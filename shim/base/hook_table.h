@@ -29,6 +29,21 @@ const HookInfo& hook_info(HookId id);
 inline const char* hook_name(HookId id) { return hook_info(id).name; }
 inline const char* hook_name(uint8_t id) { return id < kHookCount ? hook_info(HookId(id)).name : "?"; }
 Backend hook_backend(HookId id);
+// An allocation from a stream-ordered pool (cudaMallocAsync and kin): its
+// free gives the bytes back to the pool, not to the driver, until a
+// synchronization or a trim releases them (live_bytes.h, "pooled").
+inline bool hook_stream_ordered(HookId id) {
+  switch (id) {
+    case HookId::cudaMallocAsync: case HookId::cudaMallocAsync_ptsz:
+    case HookId::cudaMallocFromPoolAsync: case HookId::cudaMallocFromPoolAsync_ptsz:
+    case HookId::cuMemAllocAsync: case HookId::cuMemAllocAsync_ptsz:
+    case HookId::cuMemAllocFromPoolAsync: case HookId::cuMemAllocFromPoolAsync_ptsz:
+    case HookId::hipMallocAsync: case HookId::hipMallocFromPoolAsync:
+      return true;
+    default:
+      return false;
+  }
+}
 
 // Exact-name look-up ("cuMemAlloc_v2"); returns false if not hooked.
 bool find_hook(const char* name, HookId* out);

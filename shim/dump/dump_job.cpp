@@ -92,6 +92,7 @@ void fill_input(const DumpJob& job, const DumpServices& s, const Verdict& v, Wri
   in.created_ns = job.created_ns;
   in.failed_calls_before_dump = job.failed_before;
   in.devices = job.devices;
+  in.live_at_freeze = job.live_at_freeze;
   in.verdict = v;
   in.episode_ms = config(job).episode_ms;
   in.recovered = s.episodes->recovered();

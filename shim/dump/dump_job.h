@@ -39,6 +39,7 @@ struct DumpJob {
   FrozenState frozen;
   std::atomic<bool>* awaiting_symbols = nullptr;  // see BundleInput
   uint64_t frozen_late_ns = 0;  // > 0: frozen this long after the failure (deferred, dumper.cpp)
+  LiveAtFreeze live_at_freeze;  // the recorder's live counters, read right after the freeze
   // A framework_oom job's report (the framework's snapshot, up to 1 GiB):
   // moved out by the job when it fills its input, so that a finished set
   // does not pin it until its next use.

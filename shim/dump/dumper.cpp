@@ -139,6 +139,7 @@ bool prepare_job(Recorder* r, int set, DumpReason reason, const FailureInfo* f, 
     if (!g_freeze_warned.exchange(true)) raw_warning("cannot write a bundle: cannot copy the recorder's state: ", why);
     return false;
   }
+  job.live_at_freeze.read();
   job.failed_before = g_episodes.take_unreported();
   return true;
 }

@@ -63,11 +63,27 @@ class LiveBytes {
     return v < 0 ? 0 : uint64_t(v);
   }
 
+  // Of those bytes, the ones from stream-ordered pools (cudaMallocAsync and
+  // kin), counted again in the same slab, on its own lines: only the dump
+  // reads them. NVML counts a pool's freed bytes until the pool releases
+  // them, so the card accounting leaves pool frees out when it takes
+  // NVML's figure back to the failure (common/card_accounting.h).
+  void add_pooled(int device, int64_t delta) {
+    shards_[this_shard()].pooled[slot(device)].fetch_add(delta, std::memory_order_relaxed);
+  }
+  uint64_t read_pooled(int device) const {
+    const int s = slot(device);
+    int64_t v = 0;
+    for (const Shard& sh : shards_) v += sh.pooled[s].load(std::memory_order_relaxed);
+    return v < 0 ? 0 : uint64_t(v);
+  }
+
  private:
   // 65 counters (520 bytes) padded to 640: a whole number of 128-byte pairs
   // of lines, so the adjacent-line prefetcher never pairs two threads' slabs.
   struct alignas(128) Shard {
     std::atomic<int64_t> bytes[kSlots];
+    std::atomic<int64_t> pooled[kSlots];  // written only for stream-ordered allocations and their frees
   };
   static_assert(sizeof(Shard) % 128 == 0, "slabs are whole 128-byte pairs of cache lines");
 

@@ -241,6 +241,11 @@ uint64_t device_live_bytes(int device) {
   return r ? r->live_bytes.read(device) : 0;
 }
 
+uint64_t device_pooled_bytes(int device) {
+  Recorder* r = g_recorder;
+  return r ? r->live_bytes.read_pooled(device) : 0;
+}
+
 void record_alloc(HookId api, int device, uint64_t address, uint64_t size, uint64_t stream, MemoryType type,
                   uint64_t t0_ns, int result, uint64_t reserved) {
   Recorder* r = g_recorder;
@@ -255,6 +260,7 @@ void record_alloc(HookId api, int device, uint64_t address, uint64_t size, uint6
     LiveTable& table = type == MemoryType::kPhysical ? r->handles : r->live;
     if (!table.insert(le)) GM_WARN("live table out of memory; allocation at {:#x} is not tracked", address);
     add_live(r, device, int64_t(size) - int64_t(reserved));
+    if (hook_stream_ordered(api)) r->live_bytes.add_pooled(device, int64_t(size));
   } else {
     add_live(r, device, -int64_t(reserved));
   }
@@ -317,7 +323,10 @@ void end_free(HookId api, const PendingFree& pending, uint64_t key, int device_h
   e.seq = c.seq;
   fill(e, api, result == 0 ? EventKind::kFree : EventKind::kFreeFailed, mt, device, key, size, stream, t0_ns, t1,
        t0_ns, result, stack);
-  if (result == 0 && pending.known) add_live(r, device, -int64_t(size));
+  if (result == 0 && pending.known) {
+    add_live(r, device, -int64_t(size));
+    if (hook_stream_ordered(HookId(pending.entry.api))) r->live_bytes.add_pooled(device, -int64_t(size));
+  }
   r->ring.commit(c.slot, e);
 }
 

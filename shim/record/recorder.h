@@ -89,6 +89,9 @@ bool record_alloc_failure(HookId api, int device, uint64_t size, uint64_t stream
 
 // Live bytes of a device as the recorder counts them (reservations included).
 uint64_t device_live_bytes(int device);
+// Of those, the bytes from stream-ordered pools (gpu_processes.h,
+// LiveAtFreeze).
+uint64_t device_pooled_bytes(int device);
 
 // Frees: the entry leaves the live table BEFORE the real free, so the driver
 // cannot hand the same address to another thread while we still list it.

@@ -25,10 +25,10 @@ def site_of(b, stack_id):
     return st["frames"][st["site_frame"]], st["library"]
 
 
-def fw_run(env_extra=None):
+def fw_run(env_extra=None, args=()):
     env = dict(SHARED)
     env.update(env_extra or {})
-    r = run([program("fw_app"), "oom=1"], capacity=CAPACITY, env_extra=env)
+    r = run([program("fw_app"), "oom=1"] + list(args), capacity=CAPACITY, env_extra=env)
     check(r.rc == 0, "fw_app exited %d: %s" % (r.rc, r.stderr[-800:]))
     return r, r.only_bundle()
 
@@ -107,6 +107,57 @@ def accounting_adds_up():
     check(str(CONTEXT) in q and str(OTHER) in q, "query device_accounting:\n" + q)
 
 
+def accounting_after_the_program_freed():
+    """The program frees its activations and empties its cache right after
+    the failure, before the writer reads NVML (what a CUDA program does on
+    its way out: on an H200 this made "this process, not recorded" -138 GiB,
+    docs/validation/2026-11-26). The figures are taken back to the failure:
+    the context and the other job in their rows, nothing unaccounted, and a
+    note that says what changed."""
+    r, b = fw_run(args=["release=1"])
+    check("DONE live_count=1 " in r.stdout, "fw_app did not release: %s" % r.stdout[-300:])
+    a = b.metadata["device_accounting"][0]
+    freed = a["recorded_live_bytes"] - 4 * MiB  # all but the communicator's buffer
+    check(freed > 0, "nothing to free: %s" % a)
+    check(a["process_unrecorded_bytes"] == CONTEXT, "unrecorded %s, want the context %d: %s" %
+          (a["process_unrecorded_bytes"], CONTEXT, a))
+    check(a["unaccounted_bytes"] == 0, "unaccounted %s: %s" % (a["unaccounted_bytes"], a))
+    parts = a["recorded_live_bytes"] + a["process_unrecorded_bytes"] + OTHER + a["free_bytes"] + a["unaccounted_bytes"]
+    check(parts == a["total_bytes"], "the figures add up to %d, not %d: %s" % (parts, a["total_bytes"], a))
+    check("after this process had freed %.2f MiB since the failure" % (freed / MiB) in a["note"], "note %r" % a["note"])
+
+
+ASYNC = {"PYTORCH_CUDA_ALLOC_CONF": "backend:cudaMallocAsync"}
+
+
+def accounting_after_pool_frees_kept():
+    """PyTorch's cudaMallocAsync backend frees into the driver's pool, which
+    keeps the bytes (NVML still counts them) until a synchronization or a
+    trim: on an H200 its 139 GiB of frees at exit left NVML's figure as it
+    was. Those frees are not taken back; the note says the pool holds them."""
+    r, b = fw_run(ASYNC, ["release=2", "block=%d" % (2 * MiB)])
+    check("DONE live_count=1 " in r.stdout, "fw_app did not release: %s" % r.stdout[-300:])
+    check(b.metadata["api"] == "cudaMallocAsync", "api %s" % b.metadata["api"])
+    a = b.metadata["device_accounting"][0]
+    check(a["process_unrecorded_bytes"] == CONTEXT, "unrecorded %s, want the context %d: %s" %
+          (a["process_unrecorded_bytes"], CONTEXT, a))
+    check(a["unaccounted_bytes"] == 0, "unaccounted %s: %s" % (a["unaccounted_bytes"], a))
+    check("still held by them: 6.00 MiB" in a["note"] and "taken back" not in a["note"], "note %r" % a["note"])
+
+
+def accounting_after_pool_released():
+    """The same frees, then emptyCache (a synchronization: the pool gives the
+    bytes back, as with CUDA's default release threshold of 0): kept, they
+    would make this process's share negative, which cannot be, so they count
+    as given back."""
+    _, b = fw_run(ASYNC, ["release=1", "block=%d" % (2 * MiB)])
+    a = b.metadata["device_accounting"][0]
+    check(a["process_unrecorded_bytes"] == CONTEXT, "unrecorded %s, want the context %d: %s" %
+          (a["process_unrecorded_bytes"], CONTEXT, a))
+    check(a["unaccounted_bytes"] == 0, "unaccounted %s: %s" % (a["unaccounted_bytes"], a))
+    check("freed 6.00 MiB since the failure" in a["note"] and "pools gave back" in a["note"], "note %r" % a["note"])
+
+
 def nvml_failing():
     """NVML installed but failing: null figures and one line saying why,
     never a number made up from the rest."""
@@ -145,6 +196,9 @@ def site_skip():
 CASES = {
     "attrib_frameworks": frameworks,
     "attrib_accounting": accounting_adds_up,
+    "attrib_accounting_after_free": accounting_after_the_program_freed,
+    "attrib_accounting_pool_kept": accounting_after_pool_frees_kept,
+    "attrib_accounting_pool_released": accounting_after_pool_released,
     "attrib_nvml_failing": nvml_failing,
     "attrib_nvml_absent_hip": nvml_absent_hip,
     "attrib_site_skip": site_skip,

@@ -110,7 +110,9 @@ CUresult do_alloc_from_pool(CUdeviceptr* dptr, size_t size, CUmemoryPool pool) {
     *dptr = 0;
     return CUDA_ERROR_INVALID_VALUE;
   }
-  return do_alloc(dptr, size, p->device, Kind::Device);
+  const CUresult rc = do_alloc(dptr, size, p->device, Kind::Device);
+  if (rc == CUDA_SUCCESS) fakegpu::pool_take(p->device, size);  // reuses what the pool keeps (free_to_pool)
+  return rc;
 }
 
 CUresult do_alloc_pitch(CUdeviceptr* dptr, size_t* pitch, size_t width, size_t height, unsigned int elem) {
@@ -242,7 +244,10 @@ FAKE_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxRelease_v2(CUdevice dev) {
   return valid_dev(dev) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
 }
 
-FAKE_EXPORT CUresult CUDAAPI cuCtxSynchronize(void) { return CUDA_SUCCESS; }
+FAKE_EXPORT CUresult CUDAAPI cuCtxSynchronize(void) {
+  fakegpu::pool_release_all();  // release threshold 0: pools give back at a synchronization
+  return CUDA_SUCCESS;
+}
 
 FAKE_EXPORT CUresult CUDAAPI cuStreamCreate(CUstream* phStream, unsigned int Flags) {
   if (phStream == nullptr) return CUDA_ERROR_INVALID_VALUE;
@@ -313,15 +318,27 @@ FAKE_EXPORT CUresult CUDAAPI cuMemAllocManaged(CUdeviceptr* dptr, size_t bytesiz
 FAKE_EXPORT CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr) { return do_free(dptr); }
 
 // ---------------------------------------------------------------------------
-// Stream-ordered allocator (frees are immediate in the fake)
+// Stream-ordered allocator: a free's bytes stay with the pool (NVML counts
+// them) until a synchronization releases them (fakegpu_core.h, free_to_pool)
 // ---------------------------------------------------------------------------
 
+CUresult do_alloc_async(CUdeviceptr* dptr, size_t size, int device) {
+  const CUresult rc = do_alloc(dptr, size, device, Kind::Device);
+  if (rc == CUDA_SUCCESS) fakegpu::pool_take(device, size);
+  return rc;
+}
+
+CUresult do_free_async(CUdeviceptr p) {
+  if (p == 0) return CUDA_SUCCESS;
+  return map_core(fakegpu::free_to_pool(p));
+}
+
 FAKE_EXPORT CUresult CUDAAPI cuMemAllocAsync(CUdeviceptr* dptr, size_t bytesize, CUstream hStream) {
-  return do_alloc(dptr, bytesize, t_device, Kind::Device);
+  return do_alloc_async(dptr, bytesize, t_device);
 }
 
 FAKE_EXPORT CUresult CUDAAPI cuMemAllocAsync_ptsz(CUdeviceptr* dptr, size_t bytesize, CUstream hStream) {
-  return do_alloc(dptr, bytesize, t_device, Kind::Device);
+  return do_alloc_async(dptr, bytesize, t_device);
 }
 
 FAKE_EXPORT CUresult CUDAAPI cuMemAllocFromPoolAsync(CUdeviceptr* dptr, size_t bytesize, CUmemoryPool pool,
@@ -334,9 +351,9 @@ FAKE_EXPORT CUresult CUDAAPI cuMemAllocFromPoolAsync_ptsz(CUdeviceptr* dptr, siz
   return do_alloc_from_pool(dptr, bytesize, pool);
 }
 
-FAKE_EXPORT CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream) { return do_free(dptr); }
+FAKE_EXPORT CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream) { return do_free_async(dptr); }
 
-FAKE_EXPORT CUresult CUDAAPI cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream) { return do_free(dptr); }
+FAKE_EXPORT CUresult CUDAAPI cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream) { return do_free_async(dptr); }
 
 FAKE_EXPORT CUresult CUDAAPI cuDeviceGetDefaultMemPool(CUmemoryPool* pool_out, CUdevice dev) {
   if (pool_out == nullptr) return CUDA_ERROR_INVALID_VALUE;

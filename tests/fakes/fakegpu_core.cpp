@@ -182,6 +182,7 @@ struct State {
   std::map<uint64_t, uint64_t> reservations;  // VA start -> size
   std::map<uint64_t, Mapping> mappings;     // VA start -> mapping
   uint64_t used[kMaxDevices] = {};
+  uint64_t pool_kept[kMaxDevices] = {};  // freed by cuMemFreeAsync, not yet released
   uint64_t next_handle = 1;
 
   State() {
@@ -266,15 +267,46 @@ int alloc(int device, uint64_t size, Kind kind, uint64_t align, bool v1_arena, u
   return kOk;
 }
 
-int free_ptr(uint64_t addr) {
+namespace {
+
+// The allocation's range goes back to its arena; its bytes to the device,
+// or to the process's pool (to_pool: a stream-ordered free).
+int release_alloc(uint64_t addr, bool to_pool) {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mu);
   auto it = s.live.find(addr);
   if (it == s.live.end() || it->second.kind == Kind::Physical) return kInvalid;
   it->second.arena->release(addr, it->second.span);
   s.used[it->second.device] -= it->second.size;
+  if (to_pool) s.pool_kept[it->second.device] += it->second.size;
   s.live.erase(it);
   return kOk;
+}
+
+}  // namespace
+
+int free_ptr(uint64_t addr) { return release_alloc(addr, false); }
+
+int free_to_pool(uint64_t addr) { return release_alloc(addr, true); }
+
+void pool_take(int device, uint64_t size) {
+  if (device < 0 || device >= kMaxDevices) return;
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  s.pool_kept[device] -= size < s.pool_kept[device] ? size : s.pool_kept[device];
+}
+
+void pool_release_all() {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  for (uint64_t& k : s.pool_kept) k = 0;
+}
+
+uint64_t pool_kept_bytes(int device) {
+  if (device < 0 || device >= kMaxDevices) return 0;
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  return s.pool_kept[device];
 }
 
 bool is_live(uint64_t addr) {
@@ -420,7 +452,7 @@ uint64_t occupied_bytes(int device) {
 
 uint64_t process_bytes(int device) {
   if (device < 0 || device >= kMaxDevices) return 0;
-  return used_bytes(device) + config().context_bytes;
+  return used_bytes(device) + config().context_bytes + pool_kept_bytes(device);
 }
 
 int write_ledger(const char* path) {

@@ -62,6 +62,18 @@ int alloc(int device, uint64_t size, Kind kind, uint64_t align, bool v1_arena, u
 // Returns kOk or kInvalid (unknown address or double free). addr must be != 0.
 int free_ptr(uint64_t addr);
 
+// Stream-ordered frees (cuMemFreeAsync): the allocation is gone, but its
+// bytes stay with the process's pool until a synchronization or a trim gives
+// them back (CUDA's default release threshold is 0: "memory is released at
+// synchronization"), so NVML still counts them (process_bytes); an async
+// allocation takes from them first. Seen on an H200 (PyTorch's
+// cudaMallocAsync backend freeing 139 GiB left NVML's figure unchanged).
+// The fake keeps them out of occupied_bytes (the device's free memory).
+int free_to_pool(uint64_t addr);
+void pool_take(int device, uint64_t size);
+void pool_release_all();
+uint64_t pool_kept_bytes(int device);
+
 // True if addr is the start of a live alloc()/create_physical() entry.
 bool is_live(uint64_t addr);
 
@@ -79,7 +91,8 @@ uint64_t used_bytes(int device);
 // Bytes of the device not free: this process's allocations, its context
 // (FAKEGPU_CONTEXT_BYTES) and other processes' memory (FAKEGPU_OTHERS_BYTES).
 uint64_t occupied_bytes(int device);
-// What NVML reports for this process: its allocations and its context.
+// What NVML reports for this process: its allocations, its context and
+// what its pools keep.
 uint64_t process_bytes(int device);
 
 // Writes the ledger JSON; returns 0 on success, -1 on error.

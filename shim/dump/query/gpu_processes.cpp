@@ -11,6 +11,7 @@
 #include "shim/base/fd_io.h"
 #include "shim/base/loader_guard.h"
 #include "shim/base/hook_table.h"
+#include "shim/record/recorder.h"
 
 namespace gpumemrec {
 
@@ -145,7 +146,36 @@ void name_processes(const Nvml& n, std::vector<GpuProcess>* procs) {
             [](const GpuProcess& a, const GpuProcess& b) { return a.used_bytes > b.used_bytes; });
 }
 
+// NVML's list with this process's recorded live bytes at the same moment:
+// the counter is read before and after, and the list is taken again (up to
+// kListTries) while the program allocates or frees in between.
+bool list_processes_steady(const Nvml& n, nvmlDevice_t dev, int device, std::vector<GpuProcess>* procs,
+                           GpuProcessReport* r) {
+  constexpr int kListTries = 4;
+  for (int i = 0; i < kListTries; ++i) {
+    procs->clear();
+    const HeldBytes before = HeldBytes::now(device);
+    if (!list_processes(n, dev, procs)) return false;
+    const HeldBytes after = HeldBytes::now(device);
+    if (before.driver == after.driver && before.pooled == after.pooled) {
+      r->self_live_known = true;
+      r->self_held = after;
+      return true;
+    }
+  }
+  return true;
+}
+
 }  // namespace
+
+HeldBytes HeldBytes::now(int device) {
+  const uint64_t live = device_live_bytes(device), pooled = device_pooled_bytes(device);
+  return HeldBytes{live > pooled ? live - pooled : 0, pooled};
+}
+
+void LiveAtFreeze::read() {
+  for (int d = 0; d < kMaxDevices; ++d) held[d] = HeldBytes::now(d);
+}
 
 GpuProcessReport query_gpu_processes(int device) {
   GpuProcessReport r;
@@ -169,7 +199,7 @@ GpuProcessReport query_gpu_processes(int device) {
   nvmlDevice_t dev = find_device(n, device);
   if (!dev) {
     r.error = "NVML does not know device " + std::to_string(device);
-  } else if (!list_processes(n, dev, &procs)) {
+  } else if (!list_processes_steady(n, dev, device, &procs, &r)) {
     r.error = "NVML would not list the processes on the device";
   } else {
     name_processes(n, &procs);

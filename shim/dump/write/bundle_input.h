@@ -34,6 +34,7 @@ struct BundleInput {
   uint64_t failed_calls_before_dump = 0;  // see dumper.cpp (episodes)
   DeviceReport devices;
   GpuProcessReport gpu_processes;  // NVML's view of the failing device
+  LiveAtFreeze live_at_freeze;     // to take NVML's figure for this process back to the freeze
   Verdict verdict;                 // out-of-memory bundles: unknown until decided
   uint64_t episode_ms = 0;         // for the verdict's wording
   RecoveredList recovered;         // recovered episodes without a bundle since the last one

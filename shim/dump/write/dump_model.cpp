@@ -108,9 +108,15 @@ void fill_metadata(const BundleInput& in, const DumpSnapshot& snap, model::Metad
   m->timestamp = seconds(f ? f->time_ns : in.created_ns);
 }
 
-model::NvmlProcesses nvml_view(const GpuProcessReport& g, Backend backend) {
+model::NvmlProcesses nvml_view(const GpuProcessReport& g, Backend backend, const LiveAtFreeze& at_freeze,
+                               int device) {
   model::NvmlProcesses n;
   n.available = g.available;
+  if (at_freeze.known(device, g)) {
+    n.self_change_bytes = at_freeze.driver_change(device, g);
+    n.self_pool_change_bytes = at_freeze.pool_change(device, g);
+  }
+  n.self_moving = g.available && !g.self_live_known;
   n.note = backend == Backend::kHip ? "NVML is NVIDIA's: no per-process figures for the HIP backend" : g.error;
   for (const GpuProcess& p : g.processes) {
     model::GpuProcessUse u;
@@ -143,7 +149,8 @@ void add_device_accounting(const BundleInput& in, const DumpSnapshot& snap, mode
       if (!total && di.device_id == d && di.total_bytes) total = di.total_bytes;
     GpuProcessReport other;
     if (d != first && in.backend == Backend::kCuda) other = query_gpu_processes(d);
-    const model::NvmlProcesses n = nvml_view(d == first ? in.gpu_processes : other, in.backend);
+    const GpuProcessReport& g = d == first ? in.gpu_processes : other;
+    const model::NvmlProcesses n = nvml_view(g, in.backend, in.live_at_freeze, d);
     b->metadata.device_accounting.push_back(model::account_device(*b, d, total, free, n));
   }
 }
