@@ -220,7 +220,7 @@ std::string library_of(const model::Stack& s, const std::vector<FrameClass>& c) 
     const Frame& f = s.frames[i];
     if (f.kind != FrameKind::kNative || f.module.empty()) continue;
     if (c[i] == FrameClass::kRuntime || c[i] == FrameClass::kGlue) continue;
-    return std::string(base_name(f.module));
+    return module_display_name(f.module);
   }
   return "";
 }
@@ -244,8 +244,24 @@ const model::Frame* site_frame_of(const model::Stack& s) {
   return &s.frames[size_t(site_frame_index(s, rules_from_environment()))];
 }
 
+std::string module_display_name(const std::string& module) {
+  const std::string_view base = base_name(module);
+  // A Python extension module's file name ends in its ABI tag
+  // (PEP 3149: ".cpython-312-x86_64-linux-gnu.so"; PEP 384: ".abi3.so").
+  size_t tag = base.find(".cpython-");
+  if (tag == std::string_view::npos) tag = base.find(".abi3.so");
+  if (tag == std::string_view::npos || base.substr(base.size() - 3) != ".so") return std::string(base);
+  const size_t pkg = packages_end(module);
+  if (pkg == std::string::npos) return std::string(base.substr(0, tag));
+  // The import name: the path below site-packages, dotted.
+  std::string name = module.substr(pkg, module.size() - pkg - (base.size() - tag));
+  for (char& ch : name)
+    if (ch == '/') ch = '.';
+  return name;
+}
+
 std::string frame_owner(const Frame& f) {
-  if (f.kind != FrameKind::kPython) return std::string(base_name(f.module));
+  if (f.kind != FrameKind::kPython) return module_display_name(f.module);
   if (f.file.substr(0, 8) == "<frozen ") return "python stdlib";
   const size_t pkg = packages_end(f.file);
   if (pkg != std::string::npos) {

@@ -76,6 +76,13 @@ void attribute(model::Stack* s, const Rules& r);
 // The site frame of a stack (its stored index when valid), or null.
 const model::Frame* site_frame_of(const model::Stack& s);
 
+// How a native module is named to people: its file name, except for a
+// Python extension module, named by its import name
+// (".../site-packages/cupy_backends/cuda/api/runtime.cpython-312-x86_64-linux-gnu.so"
+// is "cupy_backends.cuda.api.runtime"; outside site-/dist-packages the
+// file name without its ABI tag).
+std::string module_display_name(const std::string& module);
+
 // One line of a folded stack: a frame shown as it is, or a run of frames
 // that are not the user's ("[14 frames in libtorch_cuda.so, libc10_cuda.so]").
 struct FoldedLine {

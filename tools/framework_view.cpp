@@ -105,7 +105,10 @@ std::string framework_view_text(const FrameworkView& v, size_t max_rows) {
              " allocated, largest free block " + format_bytes(s.largest_free_block) + "\n";
     }
   } else {
-    out += "\n" + v.d.framework + " at the out-of-memory: " + v.d.error + "\n";
+    out += "\n" + v.d.framework + " at the out-of-memory";
+    if (v.d.request_bytes) out += ": asked about " + format_bytes(v.d.request_bytes);
+    if (v.d.device >= 0) out += (v.d.request_bytes ? " on device " : ": device ") + std::to_string(v.d.device);
+    out += "\n  " + v.d.error + "\n";
   }
   if (v.buffer_count) {
     out += "JAX live buffers (framework_memory_profile.pb.gz): " + std::to_string(v.buffer_count) + ", " +

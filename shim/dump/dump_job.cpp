@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <new>
@@ -107,7 +108,7 @@ void fill_input(const DumpJob& job, const DumpServices& s, const Verdict& v, Wri
     in.framework = framework_report_take(job.episode);
   }
   try {
-    if (in.backend == Backend::kCuda) in.gpu_processes = query_gpu_processes(job.has_failure ? job.failure.device : 0);
+    if (in.backend == Backend::kCuda) in.gpu_processes = query_gpu_processes(std::max(bundle_device(in), 0));
   } catch (...) {
   }
 }

@@ -230,6 +230,14 @@ def case_jax(args, tmp):
         check("framework_memory_profile.pb.gz" in manifest["files"], "files: %s" % manifest["files"])
         fw = load(d, "framework.json")
         check(fw["framework"] == "jax" and fw["error"].startswith("RESOURCE_EXHAUSTED"), "framework.json: %s" % fw)
+        # XLA's message names the device and the size (jax 0.11.2 on an H200:
+        # "... allocate 1.00GiB with allocator GPU_0_bfc on device 0."): the
+        # bundle is about device 0, with its free memory in the accounting.
+        check(fw["device"] == 0 and fw["request_bytes"] == 16 << 20, "device/size not read: %s" % fw)
+        md = load(d, "metadata.json")
+        acc = md["device_accounting"][0]
+        check(md["device_id"] == 0 and md["device_free_bytes"] is not None and acc["free_bytes"] is not None,
+              "framework_oom bundle not about device 0: device_id %s, accounting %s" % (md["device_id"], acc))
         if args.gpumemrec:
             check_jax_report(args, d)
 
@@ -246,6 +254,7 @@ def check_jax_report(args, d):
                 lines[m.group(1)] = i
     text = out.stdout
     check("JAX live buffers" in text, "report lists no JAX buffers:\n" + text)
+    check("jax at the out-of-memory: asked about 16.00 MiB on device 0" in text, "no request line:\n" + text)
     check(re.search(r"train_step .*jax_oom\.py:%d" % lines["activations"], text), "no activations site:\n" + text)
     check(re.search(r"make_params .*jax_oom\.py:%d" % lines["params"], text), "no params site:\n" + text)
 

@@ -125,6 +125,31 @@ TEST(SiteRules, JaxStackIsNamedByTheUsersLineAndOwnedByThePlugin) {
   EXPECT_EQ(r.classify(native("/opt/x/xla_rocm_plugin.so", "")), site::FrameClass::kFramework);
 }
 
+// CuPy on an H200 (cupy 14.2, docs/validation/2026-11-26): the CUDA runtime
+// is linked into CuPy's Cython runtime module, whose file name is its ABI
+// tag; people know it by its import name.
+TEST(SiteRules, CupyStackIsOwnedByTheExtensionModuleByItsImportName) {
+  const site::Rules r;
+  const std::string sp = "/venv/lib/python3.12/site-packages/";
+  const std::string rt = sp + "cupy_backends/cuda/api/runtime.cpython-312-x86_64-linux-gnu.so";
+  Stack s;
+  s.frames = {native(rt, "libcudart_static_5382377d5c772c9d197c0cda9fd9742ee6ad893c"),
+              native(rt, "cudaMalloc"),
+              native(rt, "__pyx_f_13cupy_backends_4cuda_3api_7runtime_malloc(unsigned long)"),
+              native(sp + "cupy/cuda/memory.cpython-312-x86_64-linux-gnu.so", "__pyx_f_4cupy_4cuda_6memory_alloc"),
+              native("/usr/bin/python3.12", "_PyObject_MakeTpCall"),
+              python(sp + "cupy/_creation/basic.py", "empty", 34),
+              python("/home/u/train.py", "grow", 52)};
+  EXPECT_EQ(site::site_frame_index(s, r), 6);
+  EXPECT_EQ(site::owning_library(s, r), "cupy_backends.cuda.api.runtime");
+  const std::vector<site::FoldedLine> folded = site::fold_frames(s, r);
+  ASSERT_FALSE(folded.empty());
+  EXPECT_EQ(site::folded_text(folded[0]), "[6 frames in cupy_backends.cuda.api.runtime, cupy.cuda.memory, python3.12, cupy]");
+  EXPECT_EQ(site::module_display_name("/build/ext/fast.abi3.so"), "fast");
+  EXPECT_EQ(site::module_display_name(sp + "torch/lib/libc10_cuda.so"), "libc10_cuda.so");
+  EXPECT_EQ(site::module_display_name(sp + "torch/_C.cpython-312-x86_64-linux-gnu.so"), "torch._C");
+}
+
 TEST(SiteRules, CtypesCallIsOwnedByTheProgram) {
   Stack s;
   s.frames = {native("/x/libcuda.so.1", "cuMemAlloc_v2"), native("/x/libffi.so.8", "ffi_call_unix64"),

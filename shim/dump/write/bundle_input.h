@@ -50,6 +50,15 @@ struct BundleInput {
   std::shared_ptr<const FrameworkReport> framework;
 };
 
+// The device a bundle is about: the failing call's, or for framework_oom the
+// one the framework named (its digest's `device`); -1 when neither says.
+// The device query at the freeze asked this one (dumper.cpp, device_of).
+inline int bundle_device(const BundleInput& in) {
+  if (in.failure) return in.failure->device;
+  if (in.reason == DumpReason::kFrameworkOom && in.framework) return int(in.framework->fields.device);
+  return -1;
+}
+
 // Bundles with a verdict: a driver-level failure's, and framework_oom
 // (fatal: the framework said so).
 inline bool has_verdict(const BundleInput& in) {

@@ -89,6 +89,8 @@ void fill_metadata(const BundleInput& in, const DumpSnapshot& snap, model::Metad
     m->device_id = f->device;
     m->thread_id = f->tid;
     m->stack_id = f->stack_id;
+  } else if (bundle_device(in) >= 0) {
+    m->device_id = bundle_device(in);  // framework_oom: the framework's device
   }
   if (in.devices.has_mem_info) {
     m->device_free_bytes = in.devices.free_bytes;
@@ -135,13 +137,14 @@ model::NvmlProcesses nvml_view(const GpuProcessReport& g, Backend backend, const
 // kMaxAccountedDevices of them).
 void add_device_accounting(const BundleInput& in, const DumpSnapshot& snap, model::Bundle* b) {
   constexpr size_t kMaxAccountedDevices = 16;
-  const int first = in.failure ? in.failure->device : 0;
+  const int named = bundle_device(in);
+  const int first = named >= 0 ? named : 0;
   std::vector<int> devices{first};
   for (auto& kv : snap.live_by_device)
     if (kv.first >= 0 && kv.first != first && devices.size() < kMaxAccountedDevices) devices.push_back(kv.first);
   for (int d : devices) {
     std::optional<uint64_t> total, free;
-    if (in.failure && d == first && in.devices.has_mem_info) {
+    if (named >= 0 && d == first && in.devices.has_mem_info) {
       total = in.devices.total_bytes;
       free = in.devices.free_bytes;
     }

@@ -181,7 +181,7 @@ bool write_metadata_json(BundleFiles& files, const BundleContent& c, std::string
     w.Key(key::kErrorCode); f ? w.Int64(m.error_code) : w.Null();
     w.Key(key::kErrorName); f ? w.String(m.error_name) : w.Null();
     w.Key(key::kRequestedBytes); f ? w.Uint64(m.requested_bytes) : w.Null();
-    w.Key(key::kDeviceId); f ? w.Int(m.device_id) : w.Null();
+    w.Key(key::kDeviceId); f || m.device_id >= 0 ? w.Int(m.device_id) : w.Null();  // framework_oom: the framework's
     w.Key(key::kDeviceFreeBytes); m.device_free_bytes ? w.Uint64(*m.device_free_bytes) : w.Null();
     w.Key(key::kDeviceTotalBytes); m.device_total_bytes ? w.Uint64(*m.device_total_bytes) : w.Null();
     w.Key(key::kLiveBytes); w.Uint64(m.live_bytes);

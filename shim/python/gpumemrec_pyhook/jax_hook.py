@@ -10,14 +10,37 @@ Sources read (jax-ml/jax):
   start-up, so the driver usually sees no failure: the bundle is a
   framework_oom one.
 
+- The message names the device and the size asked for. Seen on an H200
+  (jax 0.11.2, docs/validation/2026-11-26): "RESOURCE_EXHAUSTED: Out of
+  memory while trying to allocate 1.00GiB with allocator GPU_0_bfc on
+  device 0. [...]"; the size is XLA's human-readable form (two decimals,
+  binary units), older releases say "allocate N bytes". Both are read into
+  the digest's `device` and `request_bytes` (-1 and 0 when absent).
+
 The hook chains sys.excepthook and threading.excepthook when jax is imported
 (the exception's traceback still references the arrays, so they are live in
 the profile), writes the profile, then calls the hook it replaced: the
 program's output and exit status are unchanged.
 """
+import re
 import sys
 
 from . import bridge
+
+_UNITS = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}
+_DEVICE = re.compile(r"\bon device (\d+)")
+_SIZE = re.compile(r"\ballocate ([0-9]+(?:\.[0-9]+)?) ?(B|KiB|MiB|GiB|TiB|bytes)\b")
+
+
+def parse_message(line):
+    """(device, request_bytes) from XLA's out-of-memory message; -1 and 0
+    for what it does not say."""
+    d = _DEVICE.search(line)
+    s = _SIZE.search(line)
+    size = 0
+    if s:
+        size = int(round(float(s.group(1)) * _UNITS.get(s.group(2), 1)))
+    return (int(d.group(1)) if d else -1), size
 
 _done = [False]  # one report per process: the first uncaught one
 
@@ -55,5 +78,7 @@ def _maybe_report(exc):
     jax = sys.modules.get("jax")
     profile = jax.profiler.device_memory_profile() if jax is not None else b""
     lines = str(exc).strip().splitlines()
-    digest = {"framework": "jax", "device": -1, "error": lines[0] if lines else "RESOURCE_EXHAUSTED"}
+    first = lines[0] if lines else "RESOURCE_EXHAUSTED"
+    device, size = parse_message(first)
+    digest = {"framework": "jax", "device": device, "request_bytes": size, "error": first}
     bridge.report(digest, "framework_memory_profile.pb.gz", profile)

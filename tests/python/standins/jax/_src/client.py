@@ -10,6 +10,15 @@ import traceback
 import weakref
 
 
+def human_bytes(n):
+    """tsl::strings::HumanReadableNumBytes: "256B", "16.00MiB"."""
+    if n < 1024:
+        return "%dB" % n
+    for unit, shift in (("KiB", 10), ("MiB", 20), ("GiB", 30), ("TiB", 40)):
+        if n < (1 << (shift + 10)) or unit == "TiB":
+            return "%.2f%s" % (n / float(1 << shift), unit)
+
+
 class XlaRuntimeError(RuntimeError):
     pass
 
@@ -48,8 +57,10 @@ class Backend:
             if b is not None:
                 offset = off + b.nbytes
         if offset + nbytes > self.size:
-            raise XlaRuntimeError("RESOURCE_EXHAUSTED: Out of memory while trying to allocate %d bytes.\n"
-                                  "BufferAssignment OOM Debugging." % nbytes)
+            # The message as jax 0.11.2 words it (seen on an H200,
+            # docs/validation/2026-11-26), size in XLA's human-readable form.
+            raise XlaRuntimeError("RESOURCE_EXHAUSTED: Out of memory while trying to allocate %s with allocator "
+                                  "GPU_0_bfc on device 0. [tf-allocator-allocation-error='']" % human_bytes(nbytes))
         stack = traceback.extract_stack()[:-2]
         b = Buffer(self, offset, nbytes, stack)
         self.live[offset] = weakref.ref(b)
