@@ -275,6 +275,10 @@ def main():
         if not found:
             return False, "no bundle"
         b = found[0]
+        if CLI:
+            rep = subprocess.run([CLI, "report", b], capture_output=True, text=True, timeout=120)
+            with open(os.path.join(c.dir, "report.txt"), "w") as f:
+                f.write(rep.stdout + rep.stderr)
         man = load(b, "manifest.json")
         digest = load(b, "framework.json") if "framework.json" in man["files"] else {}
         ok = man["reason"] == reason and man.get("outcome") == "fatal" and state in man["files"]
