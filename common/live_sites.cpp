@@ -1,11 +1,43 @@
 #include "common/live_sites.h"
 
 #include <algorithm>
+#include <string>
 #include <unordered_map>
+
+#include "common/names.h"
+#include "common/site_rules.h"
 
 namespace gpumemrec::model {
 
-std::vector<LiveSite> live_sites(const Bundle& b) {
+namespace {
+
+bool larger(const LiveSite& x, const LiveSite& y) {
+  return x.bytes != y.bytes ? x.bytes > y.bytes : x.stack_id < y.stack_id;
+}
+
+// The owning library, the site frame and every frame outside it that is
+// the user's or Python's, as one key: stacks that differ only inside the
+// framework (below the site) or in the interpreter's own native frames are
+// one site; different callers of one helper stay apart. A stack without
+// frames (or not in stacks.json) keys by its id.
+std::string site_key(const Bundle& b, uint64_t stack_id) {
+  const Stack* s = stack_id ? b.find_stack(stack_id) : nullptr;
+  const Frame* site = s ? site::site_frame_of(*s) : nullptr;
+  if (!site) return "\x1e" + std::to_string(stack_id);
+  const site::Rules& rules = site::rules_from_environment();
+  std::string key = s->attributed ? s->library : site::owning_library(*s, rules);
+  for (size_t i = size_t(site - s->frames.data()); i < s->frames.size(); ++i) {
+    const Frame& f = s->frames[i];
+    if (&f != site && f.kind != FrameKind::kPython && rules.classify(f) != site::FrameClass::kUser) continue;
+    key += '\x1d';
+    key += names::frame_key(f);
+  }
+  return key;
+}
+
+}  // namespace
+
+std::vector<LiveSite> live_stacks(const Bundle& b) {
   std::unordered_map<uint64_t, LiveSite> by_stack;
   for (const Allocation& a : b.allocations) {
     if (a.memory_type == "mapping") continue;
@@ -17,9 +49,26 @@ std::vector<LiveSite> live_sites(const Bundle& b) {
   std::vector<LiveSite> out;
   out.reserve(by_stack.size());
   for (auto& kv : by_stack) out.push_back(kv.second);
-  std::sort(out.begin(), out.end(), [](const LiveSite& x, const LiveSite& y) {
-    return x.bytes != y.bytes ? x.bytes > y.bytes : x.stack_id < y.stack_id;
-  });
+  std::sort(out.begin(), out.end(), larger);
+  return out;
+}
+
+std::vector<LiveSite> live_sites(const Bundle& b) {
+  std::unordered_map<std::string, size_t> index;
+  std::vector<LiveSite> out;
+  for (const LiveSite& s : live_stacks(b)) {  // largest first: the first of a site is shown
+    const auto [it, fresh] = index.emplace(site_key(b, s.stack_id), out.size());
+    if (fresh) {
+      out.push_back(s);
+      out.back().stack_ids.push_back(s.stack_id);
+      continue;
+    }
+    LiveSite& site = out[it->second];
+    site.bytes += s.bytes;
+    site.count += s.count;
+    site.stack_ids.push_back(s.stack_id);
+  }
+  std::stable_sort(out.begin(), out.end(), larger);
   return out;
 }
 

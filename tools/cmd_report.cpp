@@ -120,6 +120,16 @@ void text_failure(const Bundle& b, const ReportOptions& o) {
   }
 }
 
+// "stack 4", or "3 call paths (stacks 4, 2, 7)" for a site reached by
+// several (the first is the one shown).
+std::string stacks_text(const model::LiveSite& s) {
+  if (s.stack_ids.size() <= 1) return "stack " + std::to_string(s.stack_id);
+  std::string ids;
+  for (size_t i = 0; i < s.stack_ids.size() && i < 8; ++i) ids += (i ? ", " : "") + std::to_string(s.stack_ids[i]);
+  if (s.stack_ids.size() > 8) ids += ", ...";
+  return std::to_string(s.stack_ids.size()) + " call paths (stacks " + ids + "; the first shown)";
+}
+
 void text_sites(const Bundle& b, const ReportOptions& o) {
   auto sites = model::live_sites(b);
   uint64_t total = 0;
@@ -130,7 +140,7 @@ void text_sites(const Bundle& b, const ReportOptions& o) {
     const auto& s = sites[i];
     double pct = total ? 100.0 * static_cast<double>(s.bytes) / static_cast<double>(total) : 0;
     out("  #" + std::to_string(i + 1) + "  " + format_bytes(s.bytes) + " in " + plural(s.count, "allocation") + "  (" +
-        fmt_double(pct, 1) + "%)  stack " + std::to_string(s.stack_id) + "\n");
+        fmt_double(pct, 1) + "%)  " + stacks_text(s) + "\n");
     for (auto& l : analysis::stack_lines(b, s.stack_id, o.frames, o.verbose, o.all_frames)) out("      " + l + "\n");
   }
   if (sites.size() > o.top) out("  ... " + std::to_string(sites.size() - o.top) + " more sites (--top N)\n");
@@ -317,6 +327,10 @@ void json_sites(JsonWriter& w, const Bundle& b, const ReportOptions& o) {
     w.StartObject();
     json_kv(w, "rank", static_cast<uint64_t>(i + 1));
     json_kv(w, "stack_id", sites[i].stack_id);
+    w.Key("stack_ids");
+    w.StartArray();
+    for (uint64_t id : sites[i].stack_ids) w.Uint64(id);
+    w.EndArray();
     json_kv(w, "bytes", sites[i].bytes);
     json_kv(w, "count", sites[i].count);
     json_kv(w, "percent", total ? 100.0 * static_cast<double>(sites[i].bytes) / static_cast<double>(total) : 0.0);

@@ -121,7 +121,7 @@ Graph build(const Bundle& b, size_t max_nodes) {
   t.nodes.emplace_back();
   t.labels.push_back({"all live allocations", "all live allocations"});
   std::vector<std::pair<uint64_t, int32_t>> site_leaf;
-  for (const auto& s : model::live_sites(b)) site_leaf.push_back({s.stack_id, add_site(t, b, s)});
+  for (const auto& s : model::live_stacks(b)) site_leaf.push_back({s.stack_id, add_site(t, b, s)});
   Graph g;
   std::vector<int32_t> map;
   emit(t, keep_threshold(t, std::max<size_t>(max_nodes, 2)), &g, &map);

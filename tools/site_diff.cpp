@@ -29,7 +29,7 @@ void SiteTotals::add(const Bundle& b) {
   outcomes.push_back(b.outcome());
   std::unordered_map<std::string, size_t> index;
   for (size_t i = 0; i < keys.size(); ++i) index[keys[i]] = i;
-  for (const analysis::Site& s : model::live_sites(b)) {
+  for (const analysis::Site& s : model::live_stacks(b)) {  // keyed by the whole stack
     const Stack* st = s.stack_id ? b.find_stack(s.stack_id) : nullptr;
     std::string k = site_key(st, s.stack_id);
     auto it = index.find(k);

@@ -167,9 +167,12 @@ void write_top_sites(FdOut& o, const BundleContent& c, const site::Rules& rules)
   if (top.empty()) o.write("    (nothing live)\n");
   char line[256];
   for (size_t i = 0; i < top.size() && i < kTopSites; ++i) {
-    std::snprintf(line, sizeof line, "\n#%zu  %s in %llu allocation%s (%.1f%% of live)\n", i + 1,
+    std::snprintf(line, sizeof line, "\n#%zu  %s in %llu allocation%s (%.1f%% of live)%s\n", i + 1,
                   format_bytes(top[i].bytes).c_str(), (unsigned long long)top[i].count, top[i].count == 1 ? "" : "s",
-                  live ? 100.0 * double(top[i].bytes) / double(live) : 0);
+                  live ? 100.0 * double(top[i].bytes) / double(live) : 0,
+                  top[i].stack_ids.size() > 1 ? (", " + std::to_string(top[i].stack_ids.size()) +
+                                                 " call paths below this line, the largest shown").c_str()
+                                              : "");
     o.write(line);
     const model::Stack* s = c.model.find_stack(top[i].stack_id);
     if (!s || s->frames.empty()) o.write("    (no stack recorded)\n");
