@@ -117,6 +117,11 @@ def run(argv, preload=True, env_extra=None, capacity=256 << 20, timeout=RUN_TIME
     proc = subprocess.run(argv, env=env, cwd=workdir, capture_output=True, text=True, timeout=timeout,
                           preexec_fn=preexec_fn)
     print_sanitizer_reports(argv, proc.stderr)
+    # Kept with the work directory when the case fails (main() removes it
+    # only on success): a flake seen once under load can be read afterwards.
+    with open(os.path.join(workdir, "program-output.txt"), "w") as f:
+        f.write("$ %s\nexit %d\n--- stdout\n%s\n--- stderr\n%s\n" % (" ".join(map(str, argv)), proc.returncode,
+                                                                      proc.stdout, proc.stderr))
     return Run(proc, workdir, dumpdir, ledger)
 
 
