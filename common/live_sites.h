@@ -22,8 +22,9 @@ struct LiveSite {
 std::vector<LiveSite> live_stacks(const Bundle& b);
 
 // The same stacks grouped into sites: stacks with the same owning library,
-// the same site frame and the same callers of it (the Python frames and the
-// user's native frames outside the site; common/site_rules.h) are one site,
+// the same site frame and the same callers of it (the Python frames outside
+// the site and, for a native site, its own module's frames; site_rules.h)
+// are one site,
 // whatever path the framework took below the user's line and whatever
 // native frames the interpreter used. PyTorch's expandable segments reach
 // cuMemCreate by three paths from one tensor allocation (seen on an H200,
