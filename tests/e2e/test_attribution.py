@@ -158,6 +158,21 @@ def accounting_after_pool_released():
     check("freed 6.00 MiB since the failure" in a["note"] and "pools gave back" in a["note"], "note %r" % a["note"])
 
 
+def accounting_while_threads_allocate():
+    """Another thread allocates during every read of NVML's list (the fake
+    NVML makes it: FAKEGPU_NVML_ALLOC_WHILE_LISTING), so the shim's counters
+    never hold still around it: this process's figure is left out with a
+    note, never compared with a live table of another moment; the driver's
+    figures and the other process stay."""
+    _, b = fw_run({"FAKEGPU_NVML_ALLOC_WHILE_LISTING": str(64 << 10)})
+    a = b.metadata["device_accounting"][0]
+    check(a["process_unrecorded_bytes"] is None and a["unaccounted_bytes"] is None,
+          "figures from a moving read: %s" % a)
+    check("allocated or freed while NVML was read" in a["note"], "note %r" % a["note"])
+    check(a["free_bytes"] is not None and a["recorded_live_bytes"] > 0, "driver figures lost: %s" % a)
+    check(a["other_processes"] == [{"pid": 4242, "name": "other_job", "used_bytes": OTHER}], "others %s" % a)
+
+
 def nvml_failing():
     """NVML installed but failing: null figures and one line saying why,
     never a number made up from the rest."""
@@ -199,6 +214,7 @@ CASES = {
     "attrib_accounting_after_free": accounting_after_the_program_freed,
     "attrib_accounting_pool_kept": accounting_after_pool_frees_kept,
     "attrib_accounting_pool_released": accounting_after_pool_released,
+    "attrib_accounting_moving": accounting_while_threads_allocate,
     "attrib_nvml_failing": nvml_failing,
     "attrib_nvml_absent_hip": nvml_absent_hip,
     "attrib_site_skip": site_skip,

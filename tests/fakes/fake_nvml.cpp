@@ -11,6 +11,7 @@
 // the fake libcuda and its FAKEGPU_CONTEXT_BYTES if that library is loaded
 // in the process (looked up with
 // dlopen(RTLD_NOLOAD) + dlsym of fakegpu_cuda_live_bytes).
+// FAKEGPU_NVML_ALLOC_WHILE_LISTING: see allocate_while_listing.
 #include <dlfcn.h>
 #include <unistd.h>
 
@@ -21,6 +22,7 @@
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 extern "C" {
@@ -134,7 +136,25 @@ long long own_cuda_bytes(int device) {
   return static_cast<long long>(fn(device));
 }
 
+// FAKEGPU_NVML_ALLOC_WHILE_LISTING=<bytes>: every listing makes another
+// thread of the program allocate that much (cuMemAlloc_v2 as the program
+// would call it: through whatever interposes it) and waits for it, as a
+// program whose other threads keep allocating while NVML is read. The
+// allocations are kept.
+void allocate_while_listing() {
+  const uint64_t bytes = env_u64("FAKEGPU_NVML_ALLOC_WHILE_LISTING", 0);
+  if (bytes == 0) return;
+  using AllocFn = int (*)(unsigned long long*, size_t);
+  auto alloc = reinterpret_cast<AllocFn>(dlsym(RTLD_DEFAULT, "cuMemAlloc_v2"));
+  if (alloc == nullptr) return;
+  std::thread([alloc, bytes] {
+    unsigned long long p = 0;
+    (void)alloc(&p, size_t(bytes));
+  }).join();
+}
+
 std::vector<Proc> processes(int device) {
+  allocate_while_listing();
   std::vector<Proc> out;
   if (device == 0) {
     if (const char* env = getenv("FAKEGPU_NVML_PROCS")) {
