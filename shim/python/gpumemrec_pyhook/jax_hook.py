@@ -40,7 +40,10 @@ def parse_message(line):
     size = 0
     if s:
         size = int(round(float(s.group(1)) * _UNITS.get(s.group(2), 1)))
-    return (int(d.group(1)) if d else -1), size
+        if size >= 1 << 63:  # not a size any device has: as if unsaid
+            size = 0
+    device = int(d.group(1)) if d else -1
+    return (device if device < 1 << 31 else -1), size
 
 _done = [False]  # one report per process: the first uncaught one
 
