@@ -110,20 +110,23 @@ bool LiveTable::start_growth(Shard& s, Retired* done) {
   return true;
 }
 
-bool LiveTable::insert(const LiveEntry& e) {
-  if (e.key == 0 || e.key == kMoved) return false;
+// Into the shards (a move out of a nursery, or a refused free's entry).
+// The newer allocation wins over an entry already there with the key.
+bool LiveTable::shared_insert(const LiveEntry& e) {
   uint64_t h = hash(e.key);
   Shard& s = shard_for(h);
   Retired done;  // destroyed after the guard
   SpinGuard g(s.lock);
   move_some(s, kMoveStep, &done);
   uint64_t i = slot_of(s.keys, s.capacity, e.key, h);
-  if (i != kNotFound) {  // the newer allocation wins
-    entries(s.keys, s.capacity)[i] = e;
+  if (i != kNotFound) {
+    LiveEntry& held = entries(s.keys, s.capacity)[i];
+    if (newer_or_same(e, held)) held = e;
     return true;
   }
   uint64_t o = slot_of(s.old_keys, s.old_capacity, e.key, h);
   if (o != kNotFound) {
+    if (!newer_or_same(e, entries(s.old_keys, s.old_capacity)[o])) return true;
     s.old_keys[o] = kMoved;
     --s.live;
   }
@@ -136,8 +139,7 @@ bool LiveTable::insert(const LiveEntry& e) {
   return true;
 }
 
-bool LiveTable::lookup(uint64_t key, LiveEntry* out, bool take) {
-  if (key == 0 || key == kMoved) return false;
+bool LiveTable::shared_lookup(uint64_t key, LiveEntry* out, bool take) {
   uint64_t h = hash(key);
   Shard& s = shard_for(h);
   Retired done;  // destroyed after the guard
@@ -160,51 +162,6 @@ bool LiveTable::lookup(uint64_t key, LiveEntry* out, bool take) {
     --s.live;
   }
   return true;
-}
-
-uint64_t LiveTable::count() const {
-  uint64_t n = 0;
-  for (auto& s : const_cast<Shard(&)[kShards]>(shards_)) {
-    SpinGuard g(s.lock);
-    n += s.live;
-  }
-  return n;
-}
-
-template <typename Visit>
-void LiveTable::for_each_entry(Shard& s, Visit&& visit) {
-  for (uint64_t* keys : {s.keys, s.old_keys}) {
-    if (!keys) continue;
-    uint64_t cap = keys == s.keys ? s.capacity : s.old_capacity;
-    const LiveEntry* vals = entries(keys, cap);
-    for (uint64_t i = 0; i < cap; ++i)
-      if (keys[i] != 0 && keys[i] != kMoved) visit(vals[i]);
-  }
-}
-
-void LiveTable::snapshot(std::vector<LiveEntry>* out) {
-  for (auto& s : shards_) {
-    SpinGuard g(s.lock);
-    for_each_entry(s, [&](const LiveEntry& e) { out->push_back(e); });
-  }
-}
-
-uint64_t LiveTable::snapshot_into(LiveEntry* out, uint64_t cap) {
-  uint64_t n = 0;
-  for (auto& s : shards_) {
-    SpinGuard g(s.lock);
-    if (n + s.live > cap) return UINT64_MAX;
-    for_each_entry(s, [&](const LiveEntry& e) { out[n++] = e; });
-  }
-  return n;
-}
-
-void LiveTable::lock_all() {
-  for (auto& s : shards_) s.lock.lock();
-}
-
-void LiveTable::unlock_all() {
-  for (auto& s : shards_) s.lock.unlock();
 }
 
 }  // namespace gpumemrec
