@@ -65,6 +65,16 @@ def copy_native(build, dest):
         else:
             shutil.copyfile(src, dst)
         os.chmod(dst, 0o755)
+    # libunwind and liblzma beside the library, with their copyright files:
+    # loaded where the host has none (shim/record/stack_capture.cpp); absent
+    # when the build host had none.
+    for name in ("libunwind.so.8", "liblzma.so.5"):
+        src = os.path.join(build, "bin", name)
+        if os.path.exists(src):
+            shutil.copyfile(src, os.path.join(dest, name))
+        if os.path.exists(src + ".copyright"):
+            os.makedirs(os.path.join(dest, "licenses"), exist_ok=True)
+            shutil.copyfile(src + ".copyright", os.path.join(dest, "licenses", name + ".copyright"))
     # The Python start-up hook, beside the library as everywhere else
     # (docs/python-hook.md; shim/base/python_hook_env.cpp looks for python/),
     # as the gpumemrec_shim target placed it in the build tree.

@@ -146,7 +146,8 @@
   X(kMaxDumps, "max_dumps")                                                       \
   X(kMaxTotalMb, "max_total_mb")                                                  \
   X(kPythonStacks, "python_stacks")                                               \
-  X(kSymbolizer, "symbolizer")
+  X(kSymbolizer, "symbolizer")                                                    \
+  X(kUnwinder, "unwinder")
 
 namespace gpumemrec::key {
 

@@ -32,6 +32,7 @@ const std::vector<ConfigVar>& config_vars() {
       {"DIR", "./gpumemrec-dumps", "directory the bundles are written to (created 0700 if missing)"},
       {"RING_EVENTS", "65536", "events kept in the ring (64 bytes each), 16 to 33554432"},
       {"STACK_DEPTH", "32", "native frames per stack, 0 turns native stacks off, at most 256"},
+      {"UNWINDER", "auto", "native stacks: auto = the system's libunwind.so.8, else the copy installed beside the library, else glibc's backtrace (about 10x slower per frame, with a warning); system or bundled = only that libunwind; glibc = glibc's backtrace"},
       {"EPISODE_MS", "2000", "an out-of-memory failure not retried successfully within this many ms of the episode's last failure is fatal"},
       {"RECOVERED", "count", "count = a failure the program recovers from gets no bundle (counted, listed in the next); keep = it keeps its bundle"},
       {"MAX_DUMPS", "5", "keep at most this many bundles in DIR (oldest pruned); 0 = no limit"},
@@ -220,6 +221,14 @@ Config parse_config(const EnvGetter& get, std::vector<std::string>* warnings) {
     uint64_t depth = uint64_t(c.stack_depth);
     uint_var("STACK_DEPTH", 0, uint64_t(kMaxStackDepth), &depth, "32");
     c.stack_depth = int(depth);
+  }
+  if (const char* v = value("UNWINDER")) {
+    const std::string m = lower(trim(v));
+    if (m == "auto") c.unwinder = Unwinder::kAuto;
+    else if (m == "system") c.unwinder = Unwinder::kSystem;
+    else if (m == "bundled") c.unwinder = Unwinder::kBundled;
+    else if (m == "glibc") c.unwinder = Unwinder::kGlibc;
+    else warn("UNWINDER", v, "not one of auto, system, bundled, glibc", "auto");
   }
   uint_var("EPISODE_MS", 0, 86400000, &c.episode_ms, "2000");
   if (const char* v = value("RECOVERED")) {

@@ -16,10 +16,19 @@ constexpr int kMaxDevices = 64;
 // from it (static_asserts in shim/record/).
 constexpr int kMaxStackDepth = 256;
 
+// Which unwinder takes native stacks (shim/record/stack_capture.h).
+enum class Unwinder : uint8_t {
+  kAuto,     // the system's libunwind.so.8, else the copy beside the library, else glibc's backtrace
+  kSystem,   // the system's libunwind.so.8 only (else glibc's backtrace)
+  kBundled,  // the copy beside the library only (else glibc's backtrace)
+  kGlibc,    // glibc's backtrace
+};
+
 struct Config {
   std::string dir = "./gpumemrec-dumps";  // GPUMEMREC_DIR
   uint64_t ring_events = 65536;           // GPUMEMREC_RING_EVENTS
   int stack_depth = 32;                   // GPUMEMREC_STACK_DEPTH (0 = off)
+  Unwinder unwinder = Unwinder::kAuto;    // GPUMEMREC_UNWINDER
   uint64_t episode_ms = 2000;             // GPUMEMREC_EPISODE_MS
   bool keep_recovered = false;            // GPUMEMREC_RECOVERED=keep (default count)
   uint64_t max_dumps = 5;                 // GPUMEMREC_MAX_DUMPS (0 = no count limit)

@@ -5,7 +5,8 @@
                             error line per reason it cannot be manylinux
 
 PEP 600 (manylinux_x_y) asks two things of every ELF file in a wheel: it
-needs only libraries every such Linux has, and no glibc symbol version newer
+needs only libraries every such Linux has (or that the wheel carries beside
+it, as auditwheel's repair vendors them), and no glibc symbol version newer
 than x.y. The lists are auditwheel's (pypa/auditwheel,
 src/auditwheel/policy/manylinux-policy.json: "lib_whitelist" for x86_64,
 the same in every policy from manylinux_2_17 on). auditwheel is not packaged
@@ -16,6 +17,7 @@ are linked in statically (tools/CMakeLists.txt, shim/CMakeLists.txt), so a
 GLIBCXX/CXXABI/GCC version need is refused rather than matched against the
 per-policy lists.
 """
+import os
 import re
 import subprocess
 import sys
@@ -67,11 +69,12 @@ def glibc_minor(version):
     return int(m.group(1)) if m else None
 
 
-def check_file(path):
-    """The highest glibc 2.x minor `path` needs; raises TagError otherwise."""
+def check_file(path, shipped=()):
+    """The highest glibc 2.x minor `path` needs; raises TagError otherwise.
+    `shipped`: names of the libraries the wheel carries beside it."""
     if "X86-64" not in readelf(["-h"], path):
         raise TagError("%s: not an x86-64 object" % path)
-    foreign = [lib for lib in needed_libraries(path) if lib not in GLIBC_LIBS]
+    foreign = [lib for lib in needed_libraries(path) if lib not in GLIBC_LIBS and lib not in shipped]
     if foreign:
         raise TagError("%s needs %s, which a manylinux host need not have: link it statically"
                        % (path, ", ".join(foreign)))
@@ -95,7 +98,8 @@ def platform_tag(paths):
     """manylinux_2_<N>_x86_64 for the newest glibc version any file needs."""
     if not paths:
         raise TagError("no native files to tag")
-    return "manylinux_2_%d_%s" % (max(check_file(p) for p in paths), ARCH)
+    shipped = {os.path.basename(p) for p in paths}
+    return "manylinux_2_%d_%s" % (max(check_file(p, shipped) for p in paths), ARCH)
 
 
 def main(argv):

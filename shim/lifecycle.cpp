@@ -54,7 +54,7 @@ __attribute__((constructor)) void gpumemrec_constructor() {
   if (r) {
     dumper_init(r);
     pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
-    if (r->cfg.stack_depth > 0) stack_capture_init();
+    if (r->cfg.stack_depth > 0) stack_capture_init(r->cfg.unwinder);
     python_stack_init(r->cfg.python_stacks);
     dumper_start(r);       // exit hooks, LD_PRELOAD for exec
     exit_hook_init();      // _exit / _Exit finish a bundle being written

@@ -12,6 +12,7 @@
 
 #include "shim/base/hook_table.h"
 #include "shim/base/log.h"
+#include "shim/base/self_module.h"
 
 namespace gpumemrec {
 
@@ -20,12 +21,9 @@ namespace {
 // The directory that holds our sitecustomize.py: "python" beside the
 // library (the build tree's bin/python, the installed lib/gpumemrec/python).
 std::string hook_dir() {
-  Dl_info info;
-  if (dladdr(reinterpret_cast<void*>(&python_hook_inject), &info) == 0 || !info.dli_fname) return "";
-  std::string lib = info.dli_fname;
-  const size_t slash = lib.rfind('/');
-  if (slash == std::string::npos) return "";
-  std::string dir = lib.substr(0, slash) + "/python";
+  const std::string lib_dir = self_module_dir();
+  if (lib_dir.empty()) return "";
+  std::string dir = lib_dir + "/python";
   struct stat st;
   if (stat((dir + "/sitecustomize.py").c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return "";
   return dir;

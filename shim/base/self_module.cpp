@@ -1,5 +1,6 @@
 #include "shim/base/self_module.h"
 
+#include <dlfcn.h>
 #include <link.h>
 
 #include <atomic>
@@ -48,6 +49,14 @@ void self_module_init() {
 bool address_in_self(uint64_t addr) {
   if (!g_known.load(std::memory_order_acquire)) self_module_init();
   return addr >= g_start.load(std::memory_order_relaxed) && addr < g_end.load(std::memory_order_relaxed);
+}
+
+std::string self_module_dir() {
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void*>(&self_module_init), &info) == 0 || !info.dli_fname) return "";
+  const std::string lib = info.dli_fname;
+  const size_t slash = lib.rfind('/');
+  return slash == std::string::npos ? "" : lib.substr(0, slash);
 }
 
 }  // namespace gpumemrec

@@ -5,6 +5,7 @@
 // frames from native stacks.
 #pragma once
 #include <cstdint>
+#include <string>
 
 namespace gpumemrec {
 
@@ -15,5 +16,10 @@ void self_module_init();
 // True if `addr` lies inside our own module. Before self_module_init() ran,
 // initialises it (lazily, idempotent).
 bool address_in_self(uint64_t addr);
+
+// The directory libgpumemrec.so was loaded from ("" if unknown): what ships
+// beside it (the Python start-up hook, libunwind) is looked up there, in the
+// build tree (bin/), an install (lib/gpumemrec/) and the wheel (_native/).
+std::string self_module_dir();
 
 }  // namespace gpumemrec

@@ -4,9 +4,11 @@
 #include <execinfo.h>
 
 #include <atomic>
+#include <string>
 
 #include "common/config.h"
 #include "shim/base/hook_table.h"
+#include "shim/base/log.h"
 #include "shim/base/self_module.h"
 
 namespace gpumemrec {
@@ -19,9 +21,36 @@ const char* g_backend = "none";
 
 int glibc_backtrace(void** buf, int n) { return backtrace(buf, n); }
 
+// The copy installed beside this library (bin/, an install's
+// lib/gpumemrec/, the wheel's _native/), with the liblzma.so.5 beside it
+// only where the system has none: loaded first, it would be the one that
+// any later library needing liblzma.so.5 gets (a match by soname).
+void* open_bundled_libunwind() {
+  const std::string dir = self_module_dir();
+  if (dir.empty()) return nullptr;
+  if (!dlopen("liblzma.so.5", RTLD_NOW | RTLD_LOCAL)) dlopen((dir + "/liblzma.so.5").c_str(), RTLD_NOW | RTLD_LOCAL);
+  return dlopen((dir + "/libunwind.so.8").c_str(), RTLD_NOW | RTLD_LOCAL);
+}
+
+void* open_libunwind(Unwinder which) {
+  if (which == Unwinder::kAuto || which == Unwinder::kSystem) {
+    if (void* h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL)) {
+      g_backend = "libunwind";
+      return h;
+    }
+  }
+  if (which == Unwinder::kAuto || which == Unwinder::kBundled) {
+    if (void* h = open_bundled_libunwind()) {
+      g_backend = "libunwind (bundled)";
+      return h;
+    }
+  }
+  return nullptr;
+}
+
 }  // namespace
 
-void stack_capture_init() {
+void stack_capture_init(Unwinder which) {
   if (g_backtrace.load()) return;
   self_module_init();
   BacktraceFn fn = nullptr;
@@ -29,14 +58,10 @@ void stack_capture_init() {
   // Under ThreadSanitizer libunwind's per-thread cache destructor runs after
   // TSan has torn down the exiting thread's state and crashes in TSan's mutex
   // interceptor; the TSan build uses glibc's unwinder instead.
-  const bool try_libunwind = false;
-#else
-  const bool try_libunwind = true;
+  which = Unwinder::kGlibc;
 #endif
-  if (void* h = try_libunwind ? dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL) : nullptr) {
+  if (void* h = which == Unwinder::kGlibc ? nullptr : open_libunwind(which))
     fn = reinterpret_cast<BacktraceFn>(real_dlsym()(h, "unw_backtrace"));
-    if (fn) g_backend = "libunwind";
-  }
   // Prime glibc's unwinder now (its first call loads libgcc_s): it is the
   // fallback here and the unwinder of forked children.
   void* tmp[2];
@@ -44,6 +69,12 @@ void stack_capture_init() {
   if (!fn) {
     fn = glibc_backtrace;
     g_backend = "glibc backtrace";
+    if (which != Unwinder::kGlibc)
+      GM_WARN("libunwind.so.8 could not be loaded ({}): native stacks use glibc's backtrace, about 10x slower per "
+              "recorded call; install libunwind8, or set GPUMEMREC_STACK_DEPTH=0 for no native stacks",
+              which == Unwinder::kSystem    ? "GPUMEMREC_UNWINDER=system: the system has none"
+              : which == Unwinder::kBundled ? "GPUMEMREC_UNWINDER=bundled: none beside libgpumemrec.so"
+                                            : "neither on the system nor beside libgpumemrec.so");
   }
   g_backtrace.store(fn, std::memory_order_release);
 }

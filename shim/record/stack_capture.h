@@ -5,17 +5,26 @@
 // linked: libunwind.so.8 exports _Unwind_* and even `backtrace`, and as a
 // dependency of a preloaded library it would interpose those for the whole
 // program (its C++ exceptions included). Loaded locally, it serves only us.
-// Without libunwind we fall back to glibc's backtrace().
+// The system's libunwind.so.8 is tried first (a program or a library it
+// loads later that needs libunwind.so.8 then shares it, as without us), then
+// the copy installed beside libgpumemrec.so (with liblzma.so.5, which it
+// needs, where the system has none). Without either we fall back to glibc's
+// backtrace(), with a warning: it costs about ten times as much per frame.
+// GPUMEMREC_UNWINDER picks one (common/config.h).
 //
 // Capture runs outside every lock of ours; frames inside libgpumemrec.so are
 // dropped so a stack starts at the program's call into the GPU API.
 #pragma once
 #include <cstdint>
 
+#include "common/config.h"
+
 namespace gpumemrec {
 
-void stack_capture_init();
-const char* stack_capture_backend();  // "libunwind", "glibc backtrace", "none"
+void stack_capture_init(Unwinder which);
+// "libunwind (bundled)", "libunwind", "glibc backtrace", "none" (bundles:
+// environment.json config.unwinder).
+const char* stack_capture_backend();
 
 // In a forked child: another thread of the parent may have held one of
 // libunwind's internal locks (its memory pool, its caches) at the fork, and

@@ -6,8 +6,8 @@ import re
 import subprocess
 import sys
 
-from gm_e2e import (BUILD, E2E_BIN, RUN_TIMEOUT_S, Failure, check, check_live_matches_ledger, main, normalized,
-                    preload_env, program, run)
+from gm_e2e import (BUILD, E2E_BIN, PRELOAD_PREFIX, RUN_TIMEOUT_S, Failure, check, check_live_matches_ledger, main,
+                    normalized, preload_env, program, run)
 
 CHUNK = 16 << 20
 
@@ -106,7 +106,7 @@ BAD_VALUES = {
     "GPUMEMREC_MAX_DUMPS": "", "GPUMEMREC_MAX_TOTAL_MB": "99999999999999999999999", "GPUMEMREC_LOG_LEVEL": "loud",
     "GPUMEMREC_DISABLE": "maybe", "GPUMEMREC_PYTHON_STACKS": "2", "GPUMEMREC_LIMIT": "huge",
     "GPUMEMREC_FAIL_AFTER": "-5", "GPUMEMREC_DUMP_SIGNAL": "KILL", "GPUMEMREC_DUMP_AT_EXIT": "sometimes",
-    "GPUMEMREC_FOLLOW_EXEC": "perhaps", "GPUMEMREC_EXIT_WAIT_S": "soon",
+    "GPUMEMREC_FOLLOW_EXEC": "perhaps", "GPUMEMREC_EXIT_WAIT_S": "soon", "GPUMEMREC_UNWINDER": "libgcc",
 }
 
 
@@ -131,6 +131,41 @@ def stack_depth_off():
     b = r.only_bundle()
     b.check_well_formed()
     check(all(e["stack_id"] == 0 for e in b.events), "stacks recorded with STACK_DEPTH=0")
+
+
+def system_has_libunwind():
+    out = subprocess.run(["/sbin/ldconfig", "-p"], capture_output=True, text=True).stdout
+    return any(l.strip().startswith("libunwind.so.8 ") for l in out.splitlines())
+
+
+def unwinders():
+    """GPUMEMREC_UNWINDER: which unwinder took the stacks is in
+    environment.json; each one gives the program's own frames; glibc's
+    fallback is announced once on stderr unless it was asked for. The
+    bundled copy is what the build put beside the library (shim/CMakeLists.txt)."""
+    tsan = "tsan" in PRELOAD_PREFIX  # the TSan build always unwinds with glibc (stack_capture.cpp)
+    bundled = os.path.exists(os.path.join(BUILD, "bin", "libunwind.so.8"))
+    system = system_has_libunwind()
+    want = {"auto": "libunwind" if system else "libunwind (bundled)" if bundled else "glibc backtrace",
+            "system": "libunwind" if system else "glibc backtrace",
+            "bundled": "libunwind (bundled)" if bundled else "glibc backtrace",
+            "glibc": "glibc backtrace"}
+    for mode, backend in want.items():
+        backend = "glibc backtrace" if tsan else backend
+        r = run([program("rt_linked"), "cudaMalloc", str(CHUNK)], env_extra={"GPUMEMREC_UNWINDER": mode})
+        b = r.only_bundle()
+        b.check_well_formed()
+        got = b.json("environment.json")["config"]["unwinder"]
+        check(got == backend, "GPUMEMREC_UNWINDER=%s: unwinder %r, expected %r" % (mode, got, backend))
+        warned = "could not be loaded" in r.stderr
+        check(warned == (backend == "glibc backtrace" and mode != "glibc" and not tsan),
+              "GPUMEMREC_UNWINDER=%s: warning %s on stderr:\n%s" % (mode, "present" if warned else "absent",
+                                                                    r.stderr[-1500:]))
+        oom = [e for e in b.events if e["event_type"] == "oom"]
+        check(len(oom) == 1, "GPUMEMREC_UNWINDER=%s: %d oom events" % (mode, len(oom)))
+        mods = [f.get("module", "") for f in b.frames(oom[0]["stack_id"]) if f.get("kind") == "native"]
+        check(any(m.endswith("/rt_linked") for m in mods),
+              "GPUMEMREC_UNWINDER=%s: no frame of the program in the failing call's stack: %r" % (mode, mods))
 
 
 def threads_ledger():
@@ -176,6 +211,7 @@ CASES = {
     "episode_one_bundle": episode_one_bundle, "episodes_pruned": episodes_pruned, "ranks_share_dir": ranks_share_dir,
     "bad_config": bad_config,
     "unwritable_dir": unwritable_dir, "stack_depth_off": stack_depth_off, "threads_ledger": threads_ledger,
+    "unwinders": unwinders,
     "nvcc_static": nvcc("nvcc_static"), "nvcc_shared": nvcc("nvcc_shared"),
 }
 

@@ -89,6 +89,9 @@ def check_wheel(a, whl):
     import wheel_tag
     native = {n: os.path.join(a.build, "bin", r) for n, r in (("gpumemrec", "portable/gpumemrec"),
                                                               ("libgpumemrec.so", "libgpumemrec.so"))}
+    # libunwind and what it needs, beside the library when the build host had them (shim/CMakeLists.txt)
+    bundled = [n for n in ("libunwind.so.8", "liblzma.so.5") if os.path.exists(os.path.join(a.build, "bin", n))]
+    native.update({n: os.path.join(a.build, "bin", n) for n in bundled})
     tag = wheel_tag.platform_tag(list(native.values()))
     name = os.path.basename(whl)
     check(name.endswith("-py3-none-%s.whl" % tag), "wheel %s, files say %s" % (name, tag))
@@ -104,9 +107,10 @@ def check_wheel(a, whl):
         ep = [n for n in names if n.endswith(".dist-info/entry_points.txt")]
         wheel_meta = z.read([n for n in names if n.endswith(".dist-info/WHEEL")][0]).decode()
         check(ep and "gpumemrec = gpumemrec.__main__:console_main" in z.read(ep[0]).decode(), "console script")
-    for want in ("gpumemrec/__init__.py", "gpumemrec/__main__.py", "gpumemrec/bundle.py",
+    for want in ["gpumemrec/__init__.py", "gpumemrec/__main__.py", "gpumemrec/bundle.py",
                  "gpumemrec/_native/libgpumemrec.so", "gpumemrec/_native/python/sitecustomize.py",
-                 "gpumemrec/_native/python/gpumemrec_pyhook/torch_hook.py"):
+                 "gpumemrec/_native/python/gpumemrec_pyhook/torch_hook.py"] + \
+            ["gpumemrec/_native/" + n for n in bundled] + ["gpumemrec/_native/licenses/%s.copyright" % n for n in bundled]:
         check(want in names, "%s not in the wheel: %r" % (want, sorted(names)))
     check("Root-Is-Purelib: false" in wheel_meta and "Tag: py3-none-%s" % tag in wheel_meta, wheel_meta)
     print("ok: %s (%d files; the command needs %s)" % (name, len(names), ", ".join(needed)))

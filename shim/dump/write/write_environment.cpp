@@ -13,6 +13,7 @@
 #include "shim/base/fd_io.h"
 #include "shim/dump/write/bundle_files.h"
 #include "shim/record/recorder.h"
+#include "shim/record/stack_capture.h"
 
 extern char** environ;
 
@@ -124,6 +125,7 @@ void write_config(JsonWriter& w, const Config& c, const char* symbolizer) {
   w.Key(key::kMaxTotalMb); w.Uint64(c.max_total_mb);
   w.Key(key::kPythonStacks); w.Bool(c.python_stacks);
   w.Key(key::kSymbolizer); w.String(symbolizer);
+  w.Key(key::kUnwinder); w.String(stack_capture_backend());
   w.EndObject();
 }
 

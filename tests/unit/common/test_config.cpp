@@ -147,3 +147,16 @@ TEST(Config, FormatBytes) {
   EXPECT_EQ(format_bytes(1536), "1.50 KiB");
   EXPECT_EQ(format_bytes(3ull << 30), "3.00 GiB");
 }
+
+TEST(Config, Unwinder) {
+  std::vector<std::string> w;
+  EXPECT_EQ(parse({}, &w).unwinder, Unwinder::kAuto);
+  EXPECT_EQ(parse({{"GPUMEMREC_UNWINDER", "glibc"}}, &w).unwinder, Unwinder::kGlibc);
+  EXPECT_EQ(parse({{"GPUMEMREC_UNWINDER", " Bundled "}}, &w).unwinder, Unwinder::kBundled);
+  EXPECT_EQ(parse({{"GPUMEMREC_UNWINDER", "system"}}, &w).unwinder, Unwinder::kSystem);
+  EXPECT_TRUE(w.empty());
+  EXPECT_EQ(parse({{"GPUMEMREC_UNWINDER", "libgcc"}}, &w).unwinder, Unwinder::kAuto);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_NE(w[0].find("GPUMEMREC_UNWINDER"), std::string::npos);
+  EXPECT_NE(w[0].find("auto"), std::string::npos);
+}
