@@ -10,6 +10,9 @@
 # the build's header-only dependencies are missing, carry a build made on a
 # development machine (build/bin/libgpumemrec.so and build/bin/gpumemrec) and
 # name it with GPUMEMREC_BUILD; scripts/gpu-carry.sh makes a small one.
+# GPUMEMREC_VALIDATE_TAR=FILE.tar.gz also packs LOG_DIR into one archive
+# (the bundles' large files left out), for a machine that hands back only a
+# few files.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 LOGS=${1:-gpu-validation-logs}
@@ -29,4 +32,10 @@ mkdir -p "$LOGS"
 { nvidia-smi; nvcc --version; python3 -c 'import torch; print("torch", torch.__version__, torch.version.cuda)' 2>&1;
   python3 -c 'import jax; print("jax", jax.__version__)' 2>&1; python3 -c 'import cupy; print("cupy", cupy.__version__)' 2>&1;
 } > "$LOGS/machine.txt" 2>&1
-exec python3 scripts/gpu_validate/validate.py --build "$BUILD" --logs "$LOGS" "$@"
+python3 scripts/gpu_validate/validate.py --build "$BUILD" --logs "$LOGS" "$@"
+rc=$?
+if [ -n "${GPUMEMREC_VALIDATE_TAR:-}" ]; then
+  tar -czf "$GPUMEMREC_VALIDATE_TAR" --exclude=events.json --exclude=allocations.json --exclude=stacks.json \
+    --exclude='*.pickle' --exclude='*.pb.gz' -C "$(dirname "$LOGS")" "$(basename "$LOGS")"
+fi
+exit $rc
