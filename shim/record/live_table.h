@@ -133,7 +133,9 @@ class LiveTable {
     SpinLock lock;
     std::atomic<uint32_t> count{0};  // entries held; read without the lock by other threads' lookups
     uint32_t next = 0;               // the slot the next insert takes (the oldest entry's, when full)
-    uint64_t keys[kNurserySlots] = {};  // 0 = empty slot
+    // 0 = empty slot. Written under `lock`; read without it by a lookup's
+    // first scan (nursery_holds), so atomic (relaxed).
+    std::atomic<uint64_t> keys[kNurserySlots] = {};
     LiveEntry entries[kNurserySlots];
   };
   static uint64_t hash(uint64_t key) {
@@ -166,7 +168,7 @@ class LiveTable {
   bool shared_lookup(uint64_t key, LiveEntry* out, bool take);
   // The nurseries (live_table_nursery.cpp).
   Nursery& own_nursery();
-  static int nursery_slot(const Nursery& n, uint64_t key);  // the caller holds n.lock; -1: not there
+  static int nursery_slot(const Nursery& n, uint64_t key);  // -1: not there (exact under n.lock)
   static bool nursery_lookup(Nursery& n, uint64_t key, LiveEntry* out, bool take);
   bool other_nurseries_lookup(const Nursery& own, uint64_t key, LiveEntry* out, bool take);
   template <typename Visit>

@@ -25,17 +25,24 @@ LiveTable::Nursery& LiveTable::own_nursery() {
 
 int LiveTable::nursery_slot(const Nursery& n, uint64_t key) {
   for (int i = 0; i < kNurserySlots; ++i)
-    if (n.keys[i] == key) return i;
+    if (n.keys[i].load(std::memory_order_relaxed) == key) return i;
   return -1;
 }
 
+// The lock is taken only when a first scan without it sees the key. That
+// scan cannot miss an entry put there before this lookup began (the
+// program freed what it had been given): it reads that store or a later
+// one, and a later one either removed the key (a double free) or replaced
+// it with another as the entry moved to the shards, where the caller looks
+// next. So a free of an older allocation costs no lock here.
 bool LiveTable::nursery_lookup(Nursery& n, uint64_t key, LiveEntry* out, bool take) {
+  if (nursery_slot(n, key) < 0) return false;
   SpinGuard g(n.lock);
   const int i = nursery_slot(n, key);
   if (i < 0) return false;
   if (out) *out = n.entries[i];
   if (take) {
-    n.keys[i] = 0;
+    n.keys[i].store(0, std::memory_order_relaxed);
     n.count.store(n.count.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
   }
   return true;
@@ -68,13 +75,13 @@ bool LiveTable::insert(const LiveEntry& e) {
     return true;
   }
   i = int(n.next);
-  if (n.keys[i] != 0) {
+  if (n.keys[i].load(std::memory_order_relaxed) != 0) {
     if (!shared_insert(n.entries[i])) return false;  // no memory: the older entry stays, this one is not kept
   } else {
     n.count.store(n.count.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   }
   n.next = (n.next + 1) % kNurserySlots;
-  n.keys[i] = e.key;
+  n.keys[i].store(e.key, std::memory_order_relaxed);
   n.entries[i] = e;
   return true;
 }

@@ -118,7 +118,7 @@ uint64_t LiveTable::snapshot_into(LiveEntry* out, uint64_t cap) {
     SpinGuard g(y.lock);
     if (n + kNurserySlots > cap) return UINT64_MAX;
     for (int i = 0; i < kNurserySlots; ++i)
-      if (y.keys[i] != 0) out[n++] = y.entries[i];
+      if (y.keys[i].load(std::memory_order_relaxed) != 0) out[n++] = y.entries[i];
   }
   SnapshotDedupe young(*this, out, n);
   for (int k = 0; k < kShards; ++k) {
