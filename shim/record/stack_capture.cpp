@@ -24,7 +24,12 @@ int glibc_backtrace(void** buf, int n) { return backtrace(buf, n); }
 // The copy installed beside this library (bin/, an install's
 // lib/gpumemrec/, the wheel's _native/), with the liblzma.so.5 beside it
 // only where the system has none: loaded first, it would be the one that
-// any later library needing liblzma.so.5 gets (a match by soname).
+// any later library needing liblzma.so.5 gets. glibc's loader answers a
+// name with an object already loaded under that soname, RTLD_LOCAL or not
+// (elf/dl-load.c, _dl_map_object's walk of the loaded objects; checked
+// here: libunwind.so.8 opened by path, then by soname, is one object).
+// That same match makes the bundled libunwind's DT_NEEDED find the bundled
+// liblzma.
 void* open_bundled_libunwind() {
   const std::string dir = self_module_dir();
   if (dir.empty()) return nullptr;
