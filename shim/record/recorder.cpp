@@ -289,7 +289,13 @@ bool record_alloc_failure(HookId api, int device, uint64_t size, uint64_t stream
     f.seq = e.seq;
     f.stack_id = stack;
     f.tid = current_tid();
-    f.time_ns = realtime_ns();  // wall time: the failure's own record (episodes, metadata)
+    // Wall time (episodes, metadata), dated back to the event's own t1 (when
+    // the driver returned): read now, after the stack was taken, it was
+    // milliseconds late when the thread was preempted in between on a busy
+    // machine, and the bundle's failure then matched no event of its own time
+    // (e2e.episode_threads under scripts/under-load.sh).
+    const uint64_t mono_now = monotonic_ns();
+    f.time_ns = realtime_ns() - (mono_now > t1 ? mono_now - t1 : 0);
     f.reason = reason;
   }
   return true;
