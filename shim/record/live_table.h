@@ -35,7 +35,8 @@
 // young.
 //
 // Lock order: a nursery, then a shard (a move); never two nurseries, never
-// two shards. Lifetime hazard: a key the driver hands out again while we
+// two shards, except lock_all (fork), which takes them all in that order.
+// Lifetime hazard: a key the driver hands out again while we
 // still list it (a free we did not see) can be in two places for a while;
 // the newer allocation (by time) wins where the two meet (a move into a
 // shard, a snapshot), as with one table.
@@ -134,7 +135,7 @@ class LiveTable {
     std::atomic<uint32_t> count{0};  // entries held; read without the lock by other threads' lookups
     uint32_t next = 0;               // the slot the next insert takes (the oldest entry's, when full)
     // 0 = empty slot. Written under `lock`; read without it by a lookup's
-    // first scan (nursery_holds), so atomic (relaxed).
+    // first scan (nursery_lookup), so atomic (relaxed).
     std::atomic<uint64_t> keys[kNurserySlots] = {};
     LiveEntry entries[kNurserySlots];
   };
