@@ -27,7 +27,9 @@
   X(cudaMallocFromPoolAsync_ptsz, CUDART)  \
   X(cudaMallocManaged, CUDART)             \
   X(cudaMallocPitch, CUDART)               \
-  X(cudaMalloc3D, CUDART)
+  X(cudaMalloc3D, CUDART)                  \
+  /* the current device's primary context destroyed (device_reset.h) */ \
+  X(cudaDeviceReset, CUDART)
 
 #define GPUMEMREC_HOOKS_CUDA(X)            \
   /* CUDA driver: device memory */         \
@@ -46,6 +48,11 @@
   X(cuMemRelease, CUDA)                    \
   X(cuMemMap, CUDA)                        \
   X(cuMemUnmap, CUDA)                      \
+  /* CUDA driver: a primary context destroyed (device_reset.h) */ \
+  X(cuDevicePrimaryCtxReset, CUDA)         \
+  X(cuDevicePrimaryCtxReset_v2, CUDA)      \
+  X(cuDevicePrimaryCtxRelease, CUDA)       \
+  X(cuDevicePrimaryCtxRelease_v2, CUDA)    \
   /* CUDA driver: entry-point look-up (static runtime path) */ \
   X(cuGetProcAddress, CUDA)                \
   X(cuGetProcAddress_v2, CUDA)
@@ -63,4 +70,6 @@
   X(hipMemRelease, HIP)                    \
   X(hipMemMap, HIP)                        \
   X(hipMemUnmap, HIP)                      \
+  X(hipDeviceReset, HIP)                   \
+  X(hipDevicePrimaryCtxReset, HIP)         \
   X(hipGetProcAddress, HIP)

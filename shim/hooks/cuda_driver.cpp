@@ -9,8 +9,11 @@
 
 #include <cuda.h>
 
-// cuda.h maps cuGetProcAddress to cuGetProcAddress_v2; we export both ABIs.
+// cuda.h maps cuGetProcAddress (and the primary-context calls whose
+// semantics changed in CUDA 11) to their _v2 names; we export both ABIs.
 #undef cuGetProcAddress
+#undef cuDevicePrimaryCtxReset
+#undef cuDevicePrimaryCtxRelease
 
 using namespace gpumemrec;
 
@@ -19,11 +22,14 @@ CUresult cuGetProcAddress(const char* symbol, void** pfn, int cudaVersion, cuuin
 CUresult cuMemAllocAsync_ptsz(CUdeviceptr* dptr, size_t bytesize, CUstream hStream);
 CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream);
 CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr* dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream);
+CUresult cuDevicePrimaryCtxReset(CUdevice dev);
+CUresult cuDevicePrimaryCtxRelease(CUdevice dev);
 }
 
 namespace {
 
 SymbolSlot g_ctx_get_device;
+SymbolSlot g_primary_state;
 
 struct Drv {
   using Result = CUresult;
@@ -38,6 +44,19 @@ struct Drv {
   // The driver keeps no last-error state: the code is the whole answer.
   static Result refuse() { return CUDA_ERROR_OUT_OF_MEMORY; }
 };
+
+// After a successful cuDevicePrimaryCtxRelease: the context is destroyed
+// when that was its last reference ("If there are no more references to the
+// primary context it will be destroyed", the driver API's documentation),
+// which cuDevicePrimaryCtxGetState then reports as inactive. Unknown (no
+// answer): nothing is released.
+bool primary_context_inactive(int device) {
+  auto fn = helper<CUresult (*)(CUdevice, unsigned int*, int*)>(g_primary_state, Library::CUDA,
+                                                                 "cuDevicePrimaryCtxGetState");
+  unsigned int flags = 0;
+  int active = 1;
+  return fn && fn(CUdevice(device), &flags, &active) == CUDA_SUCCESS && active == 0;
+}
 
 constexpr auto kDevice = MemoryType::kDevice;
 
@@ -119,6 +138,30 @@ GM_EXPORT CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGe
 
 GM_EXPORT CUresult cuMemUnmap(CUdeviceptr ptr, size_t size) {
   return wrap_mapping<Drv, decltype(&cuMemUnmap)>(HookId::cuMemUnmap, false, 0, ptr, size);
+}
+
+// --- Primary contexts: a reset or the last release frees every allocation
+// of the context (numba.cuda.close() releases, then resets; JAX's XLA
+// releases at exit). The v1 and _v2 ABIs take the same argument.
+
+GM_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev) {
+  return wrap_device_reset<Drv, decltype(&cuDevicePrimaryCtxReset_v2)>(HookId::cuDevicePrimaryCtxReset_v2, int(dev),
+                                                                       context_destroyed_by_reset, dev);
+}
+
+GM_EXPORT CUresult cuDevicePrimaryCtxReset(CUdevice dev) {
+  return wrap_device_reset<Drv, decltype(&cuDevicePrimaryCtxReset)>(HookId::cuDevicePrimaryCtxReset, int(dev),
+                                                                    context_destroyed_by_reset, dev);
+}
+
+GM_EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev) {
+  return wrap_device_reset<Drv, decltype(&cuDevicePrimaryCtxRelease_v2)>(HookId::cuDevicePrimaryCtxRelease_v2,
+                                                                         int(dev), primary_context_inactive, dev);
+}
+
+GM_EXPORT CUresult cuDevicePrimaryCtxRelease(CUdevice dev) {
+  return wrap_device_reset<Drv, decltype(&cuDevicePrimaryCtxRelease)>(HookId::cuDevicePrimaryCtxRelease, int(dev),
+                                                                      primary_context_inactive, dev);
 }
 
 // --- Entry-point look-up: hand out our wrapper for exactly the ABIs we wrap.

@@ -101,6 +101,14 @@ GM_EXPORT cudaError_t cudaMalloc3D(cudaPitchedPtr* pitchedDevPtr, cudaExtent ext
       });
 }
 
+// The runtime resets the current device's primary context. (NVIDIA's
+// runtime is closed source; whatever driver calls it makes inside are nested
+// under this one and pass straight through.)
+GM_EXPORT cudaError_t cudaDeviceReset(void) {
+  return wrap_device_reset<Rt, decltype(&cudaDeviceReset)>(HookId::cudaDeviceReset, kAskDevice,
+                                                           context_destroyed_by_reset);
+}
+
 namespace gpumemrec {
 void* const kCudartWrappers[kCudartHookCount] = {GPUMEMREC_HOOKS_CUDART(GPUMEMREC_WRAPPER_ADDRESS)};
 }  // namespace gpumemrec

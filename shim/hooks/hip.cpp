@@ -28,6 +28,8 @@ using Fn_hipMemCreate = hipError_t (*)(hipMemGenericAllocationHandle_t*, size_t,
 using Fn_hipMemRelease = hipError_t (*)(hipMemGenericAllocationHandle_t);
 using Fn_hipMemMap = hipError_t (*)(void*, size_t, size_t, hipMemGenericAllocationHandle_t, unsigned long long);
 using Fn_hipMemUnmap = hipError_t (*)(void*, size_t);
+using Fn_hipDeviceReset = hipError_t (*)();
+using Fn_hipDevicePrimaryCtxReset = hipError_t (*)(hipDevice_t);
 using Fn_hipGetProcAddress = decltype(&hipGetProcAddress);
 
 namespace {
@@ -119,6 +121,16 @@ GM_EXPORT hipError_t hipMemMap(void* ptr, size_t size, size_t offset, hipMemGene
 
 GM_EXPORT hipError_t hipMemUnmap(void* ptr, size_t size) {
   return wrap_mapping<Hip, Fn_hipMemUnmap>(HookId::hipMemUnmap, false, 0, ptr, size);
+}
+
+// The device's primary context destroyed: every allocation of it freed.
+GM_EXPORT hipError_t hipDeviceReset() {
+  return wrap_device_reset<Hip, Fn_hipDeviceReset>(HookId::hipDeviceReset, kAskDevice, context_destroyed_by_reset);
+}
+
+GM_EXPORT hipError_t hipDevicePrimaryCtxReset(hipDevice_t dev) {
+  return wrap_device_reset<Hip, Fn_hipDevicePrimaryCtxReset>(HookId::hipDevicePrimaryCtxReset, int(dev),
+                                                             context_destroyed_by_reset, dev);
 }
 
 GM_EXPORT hipError_t hipGetProcAddress(const char* symbol, void** pfn, int hipVersion, uint64_t flags,

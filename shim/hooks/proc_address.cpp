@@ -37,6 +37,9 @@ const KnownAbi kKnownAbis[] = {
     {"cuMemRelease", 10020, HookId::cuMemRelease, HookId::cuMemRelease},
     {"cuMemMap", 10020, HookId::cuMemMap, HookId::cuMemMap},
     {"cuMemUnmap", 10020, HookId::cuMemUnmap, HookId::cuMemUnmap},
+    {"cuDevicePrimaryCtxReset", 11000, HookId::cuDevicePrimaryCtxReset_v2, HookId::cuDevicePrimaryCtxReset_v2},
+    {"cuDevicePrimaryCtxRelease", 11000, HookId::cuDevicePrimaryCtxRelease_v2,
+     HookId::cuDevicePrimaryCtxRelease_v2},
     {"cuGetProcAddress", 12000, HookId::cuGetProcAddress_v2, HookId::cuGetProcAddress_v2},
 };
 

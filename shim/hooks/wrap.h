@@ -147,6 +147,29 @@ inline typename T::Result wrap_mapping(HookId id, bool map, uint64_t handle, Ptr
   return run_mapping<T>(id, map, device, as_u64(ptr), size, [&] { return fn(ptr, size, args...); });
 }
 
+// A call that can destroy a device's primary context (cudaDeviceReset,
+// cuDevicePrimaryCtxReset/Release, hipDeviceReset): fn(args...). When it
+// succeeds and `destroyed(device)` says the context is gone (a reset always;
+// a release only when it dropped the last reference), the device's entries
+// are released (record_device_reset). `device` may be kAskDevice (the
+// current one, asked before the call: the reset may unbind it).
+template <typename T, typename Fn, typename Destroyed, typename... Args>
+inline typename T::Result wrap_device_reset(HookId id, int device, Destroyed&& destroyed, Args... args) {
+  const Fn fn = real<Fn>(id);
+  if (!fn) return T::kNotInitialized;
+  HookScope scope;
+  if (!scope.record()) return fn(args...);
+  if (device == kAskDevice) device = T::current_device();
+  const uint64_t t0 = monotonic_ns();
+  const typename T::Result rc = fn(args...);
+  const int saved = errno;
+  if (int(rc) == 0 && device >= 0 && destroyed(device)) record_device_reset(id, device, t0);
+  errno = saved;
+  return rc;
+}
+// For a reset: the context is gone whenever the call succeeded.
+inline bool context_destroyed_by_reset(int) { return true; }
+
 // A lazily resolved unhooked helper (cudaGetDevice, cuCtxGetDevice ...);
 // found or not, the answer is cached (base/symbol_cache.h).
 template <typename Fn>

@@ -120,6 +120,17 @@ PendingUnmap begin_unmap(uint64_t address);
 void record_mapping(HookId api, bool map, int device, uint64_t address, uint64_t size, uint64_t t0_ns, int result,
                     const PendingUnmap& pending = PendingUnmap{});
 
+// A device's primary context was destroyed (cudaDeviceReset,
+// cuDevicePrimaryCtxReset, the last cuDevicePrimaryCtxRelease,
+// hipDeviceReset): the driver freed everything this process held on it.
+// Each entry of `device` allocated before `t0_ns` (the call's start) leaves
+// the tables with a "deallocation" event (an "unmap" for a mapping) of api
+// `api`, dated `t0_ns`, so the live set, the device's totals and every tool
+// that replays events see the memory go. Returns the entries released.
+// Allocations made in another context on the same device (cuCtxCreate) are
+// released too: the entries do not say which context made them.
+uint64_t record_device_reset(HookId api, int device, uint64_t t0_ns);
+
 // The device of a VMM handle (cuMemMap), from the handle table.
 int device_of_handle(uint64_t handle);
 

@@ -4,7 +4,7 @@ shim: the bundle names the right API and size, its live table equals the
 driver's own ledger, and its stacks name the program's own functions."""
 import sys
 
-from gm_e2e import (Failure, Run, check, check_live_matches_ledger, check_stack_names, main, program, run)
+from gm_e2e import (Failure, Run, check, check_live_matches_ledger, check_stack_names, main, parse_kv, program, run)
 
 CHUNK = 16 << 20
 
@@ -125,6 +125,61 @@ def hip_procaddr():
     expect_oom_bundle(r, "hipMalloc", backend="rocm", program_module="hip_procaddr")
 
 
+# A destroyed primary context frees everything the process held on the
+# device: the driver documents cuDevicePrimaryCtxReset as "Destroy all
+# allocations and reset all state on the primary context", and the release
+# of the last reference destroys the context. Numba's Device.reset()
+# (numba/cuda/cudadrv/driver.py) releases, then resets; CUDA.jl's
+# unsafe_reset! resets. Before these calls were hooked, what they freed
+# stayed listed as live for ever.
+RESET_ALLOC_API = {"cudaDeviceReset": "cudaMalloc"}
+
+
+def device_reset(mode):
+    def case():
+        r = run([program("device_reset"), mode, str(CHUNK)])
+        api = RESET_ALLOC_API.get(mode, "cuMemAlloc_v2")
+        b = expect_oom_bundle(r, api, program_module="device_reset")
+        lines = [parse_kv(l) for l in r.stdout.splitlines() if l.startswith("RESET ")]
+        check(len(lines) == 1, "no RESET line:\n" + r.stdout)
+        reset_api = lines[0]["api"]
+        freed = {int(kv["ptr"], 16): int(kv["size"]) for kv in
+                 (parse_kv(l) for l in r.stdout.splitlines() if l.startswith("FREE api=%s " % reset_api))}
+        check(len(freed) == int(lines[0]["released"]) > 0, "FREE lines %d, RESET says %s" % (len(freed), lines[0]))
+        gone = [e for e in b.events if e["api"] == reset_api]
+        check(gone, "no event of %s in the bundle" % reset_api)
+        frees = {e["address"]: e["size"] for e in gone if e["event_type"] == "deallocation"}
+        check(frees == freed, "%s released %s, the program %s" % (reset_api, frees, freed))
+        check(all(e["device_id"] == 0 and e["stack_id"] > 0 for e in gone), "reset events without device/stack")
+        check_stack_names(b, gone[0]["stack_id"], ["main"])
+        if mode != "cudaDeviceReset" and mode != "cuDevicePrimaryCtxRelease_v2":
+            check(any(e["event_type"] == "unmap" for e in gone), "the mapping did not go with the context")
+        # In time order the device is empty after the last of them.
+        last = max(range(len(b.events)), key=lambda i: (b.events[i]["api"] == reset_api, i))
+        check(b.events[last]["memory_allocated"] == 0,
+              "memory_allocated %s after the reset" % b.events[last]["memory_allocated"])
+    return case
+
+
+def release_kept():
+    """A release that leaves a reference (another library still holds the
+    context) destroys nothing: the allocations stay live."""
+    r = run([program("device_reset"), "release_kept", str(CHUNK)])
+    b = expect_oom_bundle(r, "cuMemAlloc_v2", program_module="device_reset")
+    check(not any(e["api"].startswith("cuDevicePrimaryCtxRelease") for e in b.events), "the release freed something")
+    early = [int(parse_kv(l)["ptr"], 16) for l in r.stdout.splitlines() if l.startswith("ALLOC ")][:2]
+    live = {a["address"] for a in b.allocations}
+    check(all(p in live for p in early), "allocations before the release are not live: %s" % early)
+
+
+def hip_reset():
+    r = run([program("hip_linked"), "hipDeviceReset", str(CHUNK)])
+    b = expect_oom_bundle(r, "hipMalloc", backend="rocm", program_module="hip_linked")
+    gone = [e for e in b.events if e["api"] == "hipDeviceReset"]
+    check(len(gone) == 4 and all(e["event_type"] == "deallocation" for e in gone),
+          "hipDeviceReset events: %s" % gone)
+
+
 CASES = {"runtime_" + a: runtime(a) for a in ["cudaMalloc", "cudaMallocAsync", "cudaMallocFromPoolAsync",
                                               "cudaMallocManaged", "cudaMallocPitch", "cudaMalloc3D"]}
 CASES.update({"driver_" + a: driver(a) for a in ["cuMemAlloc_v2", "cuMemAllocPitch_v2", "cuMemAllocManaged",
@@ -136,6 +191,11 @@ CASES["vmm"] = vmm
 CASES.update({"hip_" + a: hip(a) for a in ["hipMalloc", "hipExtMallocWithFlags", "hipMallocManaged",
                                            "hipMallocAsync", "hipMallocPitch", "hipMemCreate"]})
 CASES["hip_procaddr"] = hip_procaddr
+CASES.update({"reset_" + m: device_reset(m) for m in ["cudaDeviceReset", "cuDevicePrimaryCtxReset_v2",
+                                                      "cuDevicePrimaryCtxRelease_v2", "procaddr_reset",
+                                                      "dlsym_v1_reset"]})
+CASES["reset_release_kept"] = release_kept
+CASES["reset_hip"] = hip_reset
 
 if __name__ == "__main__":
     sys.exit(main(CASES))

@@ -14,6 +14,7 @@
 #define __CUDA_API_VERSION_INTERNAL 1
 #include <cuda.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -32,6 +33,14 @@ thread_local int t_device = 0;       // device of the thread's current context
 thread_local bool t_has_ctx = false;  // a context was made current on this thread
 
 char g_ctx_objects[fakegpu::kMaxDevices];  // a context is &g_ctx_objects[device]
+std::mutex g_primary_mu;
+int g_primary_refs[fakegpu::kMaxDevices] = {};       // cuDevicePrimaryCtxRetain minus Release
+// Created (a retain, or an allocation on a context that a reset left to be
+// re-created on its next use) and not destroyed since.
+std::atomic<bool> g_primary_active[fakegpu::kMaxDevices] = {};
+void mark_active(int d) {
+  if (d >= 0 && d < fakegpu::kMaxDevices) g_primary_active[d].store(true);
+}
 
 struct FakePool {
   int device;
@@ -95,6 +104,7 @@ CUresult do_alloc(CUdeviceptr* dptr, size_t size, int device, Kind kind) {
   uint64_t addr = 0;
   const int rc = fakegpu::alloc(device, size, kind, 0, false, &addr);
   *dptr = rc == fakegpu::kOk ? static_cast<CUdeviceptr>(addr) : 0;
+  if (rc == fakegpu::kOk) mark_active(device);
   return map_core(rc);
 }
 
@@ -229,19 +239,52 @@ FAKE_EXPORT CUresult CUDAAPI cuCtxGetCurrent(CUcontext* pctx) {
   return CUDA_SUCCESS;
 }
 
+// Primary contexts, as the driver API's documentation describes them: a
+// retain makes the context active and counts a reference; the release of the
+// last reference destroys it; a reset destroys it ("Destroy all allocations
+// and reset all state") without touching the references. Destroying frees
+// everything allocated on the device (fakegpu::reset_device): the fake has
+// one context per device, so every allocation of the device is the
+// context's.
 FAKE_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) {
   if (pctx == nullptr) return CUDA_ERROR_INVALID_VALUE;
   if (!valid_dev(dev)) return CUDA_ERROR_INVALID_DEVICE;
+  std::lock_guard<std::mutex> lock(g_primary_mu);
+  ++g_primary_refs[dev];
+  mark_active(dev);
   *pctx = ctx_for(dev);
   return CUDA_SUCCESS;
 }
 
-FAKE_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice dev) {
-  return valid_dev(dev) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+namespace {
+CUresult primary_release(CUdevice dev) {
+  if (!valid_dev(dev)) return CUDA_ERROR_INVALID_DEVICE;
+  std::lock_guard<std::mutex> lock(g_primary_mu);
+  if (g_primary_refs[dev] == 0) return CUDA_ERROR_INVALID_CONTEXT;
+  if (--g_primary_refs[dev] == 0 && g_primary_active[dev].exchange(false)) fakegpu::reset_device(dev);
+  return CUDA_SUCCESS;
 }
+CUresult primary_reset(CUdevice dev) {
+  if (!valid_dev(dev)) return CUDA_ERROR_INVALID_DEVICE;
+  std::lock_guard<std::mutex> lock(g_primary_mu);
+  g_primary_active[dev].store(false);
+  fakegpu::reset_device(dev);
+  return CUDA_SUCCESS;
+}
+}  // namespace
 
-FAKE_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxRelease_v2(CUdevice dev) {
-  return valid_dev(dev) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+FAKE_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice dev) { return primary_release(dev); }
+FAKE_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxRelease_v2(CUdevice dev) { return primary_release(dev); }
+FAKE_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxReset(CUdevice dev) { return primary_reset(dev); }
+FAKE_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxReset_v2(CUdevice dev) { return primary_reset(dev); }
+
+FAKE_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int* flags, int* active) {
+  if (flags == nullptr || active == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (!valid_dev(dev)) return CUDA_ERROR_INVALID_DEVICE;
+  std::lock_guard<std::mutex> lock(g_primary_mu);
+  *flags = 0;
+  *active = g_primary_active[dev].load() ? 1 : 0;
+  return CUDA_SUCCESS;
 }
 
 FAKE_EXPORT CUresult CUDAAPI cuCtxSynchronize(void) {
@@ -292,6 +335,7 @@ FAKE_EXPORT CUresult CUDAAPI cuMemAlloc(CUdeviceptr_v1* dptr, unsigned int bytes
   uint64_t addr = 0;
   const int rc = fakegpu::alloc(t_device, bytesize, Kind::Device, 0, true, &addr);
   if (rc == fakegpu::kOk) *dptr = static_cast<CUdeviceptr_v1>(addr);
+  if (rc == fakegpu::kOk) mark_active(t_device);
   return map_core(rc);
 }
 
@@ -397,6 +441,7 @@ FAKE_EXPORT CUresult CUDAAPI cuMemCreate(CUmemGenericAllocationHandle* handle, s
   uint64_t h = 0;
   const int rc = fakegpu::create_physical(prop->location.id, size, &h);
   if (rc == fakegpu::kOk) *handle = h;
+  if (rc == fakegpu::kOk) mark_active(prop->location.id);
   return map_core(rc, CUDA_ERROR_INVALID_DEVICE);
 }
 
@@ -489,6 +534,7 @@ const Plain kPlain[] = {
     {"cuCtxSetCurrent", 4000, FN(cuCtxSetCurrent)},
     {"cuCtxGetCurrent", 4000, FN(cuCtxGetCurrent)},
     {"cuDevicePrimaryCtxRetain", 7000, FN(cuDevicePrimaryCtxRetain)},
+    {"cuDevicePrimaryCtxGetState", 7000, FN(cuDevicePrimaryCtxGetState)},
     {"cuCtxSynchronize", 2000, FN(cuCtxSynchronize)},
     {"cuStreamCreate", 2000, FN(cuStreamCreate)},
     {"cuMemAllocManaged", 6000, FN(cuMemAllocManaged)},
@@ -525,6 +571,7 @@ const Versioned kVersioned[] = {
     {"cuDeviceTotalMem", 3020, nullptr, FN(cuDeviceTotalMem_v2)},
     {"cuStreamDestroy", 3020, nullptr, FN(cuStreamDestroy_v2)},
     {"cuDevicePrimaryCtxRelease", 11000, FN(cuDevicePrimaryCtxRelease), FN(cuDevicePrimaryCtxRelease_v2)},
+    {"cuDevicePrimaryCtxReset", 11000, FN(cuDevicePrimaryCtxReset), FN(cuDevicePrimaryCtxReset_v2)},
     {"cuGetProcAddress", 12000, FN(cuGetProcAddress), FN(cuGetProcAddress_v2)},
 };
 

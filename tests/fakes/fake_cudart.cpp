@@ -40,6 +40,7 @@ struct Driver {
   CUresult (*cuDeviceGetDefaultMemPool)(CUmemoryPool*, CUdevice) = nullptr;
   CUresult (*cuStreamCreate)(CUstream*, unsigned int) = nullptr;
   CUresult (*cuStreamDestroy)(CUstream) = nullptr;
+  CUresult (*cuDevicePrimaryCtxReset)(CUdevice) = nullptr;
 };
 
 Driver g_drv;
@@ -132,6 +133,7 @@ void init_once() {
   lookup(gpa, "cuDeviceGetDefaultMemPool", 11020, &d.cuDeviceGetDefaultMemPool);
   lookup(gpa, "cuStreamCreate", 2000, &d.cuStreamCreate);
   lookup(gpa, "cuStreamDestroy", 4000, &d.cuStreamDestroy);
+  lookup(gpa, "cuDevicePrimaryCtxReset", 11000, &d.cuDevicePrimaryCtxReset);
 
   const CUresult r = d.cuInit(0);
   if (r != CUDA_SUCCESS) {
@@ -388,6 +390,21 @@ FAKE_EXPORT cudaError_t CUDARTAPI cudaDeviceSynchronize(void) {
   if (cudaError_t e = ensure_ctx()) return record(e);
   if (g_drv.cuCtxSynchronize == nullptr) return cudaSuccess;
   return record(map_drv(g_drv.cuCtxSynchronize()));
+}
+
+// "Destroy all allocations and reset all state on the current device in the
+// current process": NVIDIA's runtime is closed source; this one resets the
+// device's primary context through the driver call documented to do that
+// (cuDevicePrimaryCtxReset), keeps its reference to the context, and binds
+// it again at the thread's next call.
+FAKE_EXPORT cudaError_t CUDARTAPI cudaDeviceReset(void) {
+  if (cudaError_t e = ensure_init()) return record(e);
+  if (g_drv.cuDevicePrimaryCtxReset == nullptr) return record(cudaErrorCallRequiresNewerDriver);
+  CUdevice dev = 0;
+  CUresult r = g_drv.cuDeviceGet(&dev, t_device);
+  if (r == CUDA_SUCCESS) r = g_drv.cuDevicePrimaryCtxReset(dev);
+  t_bound_device = -1;
+  return record(map_drv(r));
 }
 
 FAKE_EXPORT cudaError_t CUDARTAPI cudaDeviceGetDefaultMemPool(cudaMemPool_t* memPool, int device) {

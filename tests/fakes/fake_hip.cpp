@@ -218,6 +218,20 @@ FAKE_EXPORT const char* hipGetErrorString(hipError_t hipError) {
 
 FAKE_EXPORT hipError_t hipDeviceSynchronize(void) { return hipSuccess; }
 
+// "Destroy all allocations and reset all state on the current device in the
+// current process" (hipDeviceReset), and the same for a device's primary
+// context (hipDevicePrimaryCtxReset).
+FAKE_EXPORT hipError_t hipDeviceReset(void) {
+  fakegpu::reset_device(t_device);
+  return hipSuccess;
+}
+
+FAKE_EXPORT hipError_t hipDevicePrimaryCtxReset(hipDevice_t dev) {
+  if (!valid_dev(dev)) return record(hipErrorInvalidDevice);
+  fakegpu::reset_device(dev);
+  return hipSuccess;
+}
+
 FAKE_EXPORT hipError_t hipStreamCreate(hipStream_t* stream) {
   if (stream == nullptr) return record(hipErrorInvalidValue);
   void* h = new char[16];
@@ -424,7 +438,8 @@ struct Entry {
 const Entry kTable[] = {
     FN(hipInit), FN(hipGetDeviceCount), FN(hipGetDevice), FN(hipSetDevice), FN(hipDeviceGetName),
     FN(hipDriverGetVersion), FN(hipRuntimeGetVersion), FN(hipGetLastError), FN(hipPeekAtLastError),
-    FN(hipGetErrorName), FN(hipGetErrorString), FN(hipDeviceSynchronize), FN(hipStreamCreate),
+    FN(hipGetErrorName), FN(hipGetErrorString), FN(hipDeviceSynchronize), FN(hipDeviceReset),
+    FN(hipDevicePrimaryCtxReset), FN(hipStreamCreate),
     FN(hipStreamDestroy), FN(hipMemGetInfo),
     FNT(hipMalloc, hipError_t (*)(void**, size_t)),
     FNT(hipExtMallocWithFlags, hipError_t (*)(void**, size_t, unsigned int)),

@@ -309,6 +309,29 @@ uint64_t pool_kept_bytes(int device) {
   return s.pool_kept[device];
 }
 
+int reset_device(int device) {
+  if (!device_ok(device)) return 0;
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  for (auto m = s.mappings.begin(); m != s.mappings.end();) {
+    auto h = s.live.find(m->second.handle);
+    m = h != s.live.end() && h->second.device == device ? s.mappings.erase(m) : std::next(m);
+  }
+  int n = 0;
+  for (auto it = s.live.begin(); it != s.live.end();) {
+    if (it->second.device != device) {
+      ++it;
+      continue;
+    }
+    if (it->second.arena) it->second.arena->release(it->first, it->second.span);
+    it = s.live.erase(it);
+    ++n;
+  }
+  s.used[device] = 0;
+  s.pool_kept[device] = 0;
+  return n;
+}
+
 bool is_live(uint64_t addr) {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mu);

@@ -74,6 +74,12 @@ void pool_take(int device, uint64_t size);
 void pool_release_all();
 uint64_t pool_kept_bytes(int device);
 
+// A primary context destroyed (cuDevicePrimaryCtxReset, the last
+// cuDevicePrimaryCtxRelease, cudaDeviceReset, hipDeviceReset): every
+// allocation, physical handle and mapping of `device` is gone, and its pool
+// keeps nothing. Returns the number of allocations and handles freed.
+int reset_device(int device);
+
 // True if addr is the start of a live alloc()/create_physical() entry.
 bool is_live(uint64_t addr);
 

@@ -357,6 +357,61 @@ void driver() {
   proc_address();
 }
 
+// Last (they free everything of device 0): the calls that destroy a primary
+// context. A pointer freed after one is unknown to the driver, with and
+// without the shim; a release that leaves a reference frees nothing.
+void runtime_reset() {
+  auto alloc = sym<cudaError_t (*)(void**, size_t)>(g_rt, "cudaMalloc");
+  auto rfree = sym<cudaError_t (*)(void*)>(g_rt, "cudaFree");
+  auto reset = sym<cudaError_t (*)()>(g_rt, "cudaDeviceReset");
+  print_resolution(g_rt, "cudaDeviceReset");
+  if (!alloc || !rfree || !reset) return;
+  void* p = reinterpret_cast<void*>(kMarker);
+  CALL("cudaMalloc", "before_reset", uintptr_t(p), alloc(&p, kSmall), last_rt());
+  CALL("cudaDeviceReset", "ok", 0, reset(), last_rt());
+  CALL("cudaFree", "after_reset", 0, rfree(p), last_rt());
+}
+
+void driver_resets() {
+  using Dev = CUresult (*)(CUdevice);
+  for (const char* name : {"cuDevicePrimaryCtxReset", "cuDevicePrimaryCtxReset_v2", "cuDevicePrimaryCtxRelease",
+                           "cuDevicePrimaryCtxRelease_v2"})
+    print_resolution(g_drv, name);
+  auto alloc = sym<CUresult (*)(CUdeviceptr*, size_t)>(g_drv, "cuMemAlloc_v2");
+  auto dfree = sym<CUresult (*)(CUdeviceptr)>(g_drv, "cuMemFree_v2");
+  auto retain = sym<CUresult (*)(CUcontext*, CUdevice)>(g_drv, "cuDevicePrimaryCtxRetain");
+  if (!alloc || !dfree || !retain) return;
+  CUcontext ctx = nullptr;
+  for (const char* name : {"cuDevicePrimaryCtxReset", "cuDevicePrimaryCtxReset_v2"}) {
+    auto reset = sym<Dev>(g_drv, name);
+    if (!reset) continue;
+    CUdeviceptr p = kMarker;
+    CALL("cuMemAlloc_v2", "before_reset", p, alloc(&p, kSmall), NOLAST);
+    CALL(name, "ok", 0, reset(0), NOLAST);
+    CALL(name, "bad_device", 0, reset(99), NOLAST);
+    CALL("cuMemFree_v2", "after_reset", 0, dfree(p), NOLAST);
+  }
+  // The runtime's first call retained the context and cudaDeviceReset kept
+  // that reference: dropping it (the context is inactive since the reset of
+  // the loop above, so nothing is freed) leaves the loops below every one.
+  if (auto release = sym<Dev>(g_drv, "cuDevicePrimaryCtxRelease_v2"))
+    CALL("cuDevicePrimaryCtxRelease_v2", "runtime_ref", 0, release(0), NOLAST);
+  for (const char* name : {"cuDevicePrimaryCtxRelease", "cuDevicePrimaryCtxRelease_v2"}) {
+    auto release = sym<Dev>(g_drv, name);
+    if (!release) continue;
+    CUdeviceptr kept = kMarker, gone = kMarker;
+    CALL("cuDevicePrimaryCtxRetain", "first", 0, retain(&ctx, 0), NOLAST);
+    CALL("cuDevicePrimaryCtxRetain", "second", 0, retain(&ctx, 0), NOLAST);
+    CALL("cuMemAlloc_v2", "before_release", kept, alloc(&kept, kSmall), NOLAST);
+    CALL(name, "one_of_two", 0, release(0), NOLAST);
+    CALL("cuMemFree_v2", "after_one_release", 0, dfree(kept), NOLAST);
+    CALL("cuMemAlloc_v2", "before_last_release", gone, alloc(&gone, kSmall), NOLAST);
+    CALL(name, "last", 0, release(0), NOLAST);
+    CALL(name, "none_left", 0, release(0), NOLAST);
+    CALL("cuMemFree_v2", "after_last_release", 0, dfree(gone), NOLAST);
+  }
+}
+
 }  // namespace
 
 void fidelity_hip();
@@ -367,6 +422,8 @@ int main(int argc, char** argv) {
   if (!std::strcmp(which, "all") || !std::strcmp(which, "runtime")) runtime();
   if (!std::strcmp(which, "all") || !std::strcmp(which, "driver")) driver();
   if (!std::strcmp(which, "all") || !std::strcmp(which, "hip")) fidelity_hip();
+  if (!std::strcmp(which, "all") || !std::strcmp(which, "runtime")) runtime_reset();
+  if (!std::strcmp(which, "all") || !std::strcmp(which, "driver")) driver_resets();
   printf("DONE\n");
   return 0;
 }

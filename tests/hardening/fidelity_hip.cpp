@@ -88,6 +88,26 @@ void hip_alloc_cases(const char* api, const char* free_api, AllocFn alloc) {
   hip_free_cases(free_api, keep);
 }
 
+// Last: a reset frees everything of the device. A pointer freed after it is
+// unknown to the library, with and without the shim.
+void resets() {
+  auto alloc = sym<hipError_t (*)(void**, size_t)>(g_hip, "hipMalloc");
+  auto hfree = sym<hipError_t (*)(void*)>(g_hip, "hipFree");
+  auto reset = sym<hipError_t (*)()>(g_hip, "hipDeviceReset");
+  auto ctx_reset = sym<hipError_t (*)(int)>(g_hip, "hipDevicePrimaryCtxReset");
+  print_resolution(g_hip, "hipDeviceReset");
+  print_resolution(g_hip, "hipDevicePrimaryCtxReset");
+  if (!alloc || !hfree || !reset || !ctx_reset) return;
+  void* p = reinterpret_cast<void*>(kMarker);
+  CALL("hipMalloc", "before_reset", uintptr_t(p), alloc(&p, kSmall), last_hip());
+  CALL("hipDeviceReset", "ok", 0, reset(), last_hip());
+  CALL("hipFree", "after_reset", 0, hfree(p), last_hip());
+  CALL("hipMalloc", "before_ctx_reset", uintptr_t(p), alloc(&p, kSmall), last_hip());
+  CALL("hipDevicePrimaryCtxReset", "ok", 0, ctx_reset(0), last_hip());
+  CALL("hipDevicePrimaryCtxReset", "bad_device", 0, ctx_reset(99), last_hip());
+  CALL("hipFree", "after_ctx_reset", 0, hfree(p), last_hip());
+}
+
 void hip() {
   g_hip = dlopen("libamdhip64.so.6", RTLD_NOW | RTLD_GLOBAL);
   if (!g_hip) {
@@ -185,6 +205,7 @@ void hip() {
       CALL("hip_pfn", "double_free", 0, f(p), last_hip());
     }
   }
+  resets();
 }
 
 }  // namespace

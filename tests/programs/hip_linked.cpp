@@ -3,7 +3,9 @@
 //
 //   hip_linked [api] [chunk_bytes]
 //     api: hipMalloc (default) | hipExtMallocWithFlags | hipMallocManaged |
-//          hipMallocAsync | hipMallocFromPoolAsync | hipMallocPitch | hipMemCreate
+//          hipMallocAsync | hipMallocFromPoolAsync | hipMallocPitch | hipMemCreate |
+//          hipDeviceReset (hipMalloc; after the 4th chunk hipDeviceReset instead
+//          of two frees: every chunk is printed as a FREE of api=hipDeviceReset)
 //     chunk_bytes: default 67108864 (64 MiB); rounded up to the granularity
 //                  for hipMemCreate
 //
@@ -19,11 +21,15 @@
 
 namespace {
 
-enum Api { kMalloc, kExt, kManaged, kAsync, kFromPool, kPitch, kMemCreate };
+enum Api { kMalloc, kExt, kManaged, kAsync, kFromPool, kPitch, kMemCreate, kReset };
+constexpr int kApis = 8;
+const char* const kModeNames[] = {"hipMalloc",     "hipExtMallocWithFlags", "hipMallocManaged", "hipMallocAsync",
+                                  "hipMallocFromPoolAsync", "hipMallocPitch", "hipMemCreate", "hipDeviceReset"};
+// The allocating call of each mode (ALLOC and OOM lines).
 const char* const kApiNames[] = {"hipMalloc",     "hipExtMallocWithFlags", "hipMallocManaged", "hipMallocAsync",
-                                 "hipMallocFromPoolAsync", "hipMallocPitch", "hipMemCreate"};
+                                 "hipMallocFromPoolAsync", "hipMallocPitch", "hipMemCreate", "hipMalloc"};
 const char* const kFreeNames[] = {"hipFree",      "hipFree",        "hipFree",      "hipFreeAsync",
-                                  "hipFreeAsync", "hipFree",        "hipMemRelease"};
+                                  "hipFreeAsync", "hipFree",        "hipMemRelease", "hipDeviceReset"};
 
 LiveSet g_live;
 hipStream_t g_stream = nullptr;
@@ -44,7 +50,7 @@ extern "C" PROG_NOINLINE hipError_t allocate_weights_hip(int api, uint64_t chunk
   hipError_t e = hipErrorInvalidValue;
   *accounted = chunk;
   switch (api) {
-    case kMalloc: e = hipMalloc(&p, chunk); break;
+    case kMalloc: case kReset: e = hipMalloc(&p, chunk); break;
     case kExt: e = hipExtMallocWithFlags(&p, chunk, hipDeviceMallocDefault); break;
     case kManaged: e = hipMallocManaged(&p, chunk, hipMemAttachGlobal); break;
     case kAsync: e = hipMallocAsync(&p, chunk, g_stream); break;
@@ -67,7 +73,18 @@ extern "C" PROG_NOINLINE hipError_t allocate_weights_hip(int api, uint64_t chunk
   return e;
 }
 
+// hipDeviceReset: every allocation of the device is gone.
+extern "C" PROG_NOINLINE void reset_device_hip() {
+  const hipError_t e = hipDeviceReset();
+  while (!g_live.items.empty()) {
+    const LiveAlloc a = g_live.take(0);
+    prog_print_free("hipDeviceReset", a.ptr, a.size, e);
+  }
+  if (e != hipSuccess) prog_fail("hipDeviceReset", e);
+}
+
 extern "C" PROG_NOINLINE void release_some_hip(int api) {
+  if (api == kReset) return reset_device_hip();
   for (size_t idx : {size_t{3}, size_t{1}}) {
     if (idx >= g_live.items.size()) continue;
     LiveAlloc a = g_live.take(idx);
@@ -102,11 +119,11 @@ int main(int argc, char** argv) {
   const char* api_name = argc > 1 ? argv[1] : "hipMalloc";
   uint64_t chunk = prog_parse_size(argc > 2 ? argv[2] : nullptr, 64ull << 20);
   int api = -1;
-  for (int i = 0; i < 7; ++i)
-    if (strcmp(api_name, kApiNames[i]) == 0) api = i;
+  for (int i = 0; i < kApis; ++i)
+    if (strcmp(api_name, kModeNames[i]) == 0) api = i;
   if (api < 0) {
     fprintf(stderr, "usage: hip_linked [hipMalloc|hipExtMallocWithFlags|hipMallocManaged|hipMallocAsync|"
-                    "hipMallocFromPoolAsync|hipMallocPitch|hipMemCreate] [chunk_bytes]\n");
+                    "hipMallocFromPoolAsync|hipMallocPitch|hipMemCreate|hipDeviceReset] [chunk_bytes]\n");
     return 2;
   }
   int count = 0, rt = 0;
@@ -125,7 +142,7 @@ int main(int argc, char** argv) {
       prog_fail("hipMemGetAllocationGranularity", e);
     chunk = (chunk + gran - 1) / gran * gran;
   }
-  printf("START prog=hip_linked api=%s chunk=%" PRIu64 "\n", kApiNames[api], chunk);
+  printf("START prog=hip_linked api=%s chunk=%" PRIu64 "\n", kModeNames[api], chunk);
   printf("DEVICE count=%d name=\"%s\" runtime=%d\n", count, name, rt);
 
   reserve_pinned_staging_hip();

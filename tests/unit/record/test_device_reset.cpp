@@ -1,0 +1,138 @@
+// record_device_reset (recorder.h): a destroyed primary context takes every
+// allocation, handle and mapping of its device out of the tables, each with
+// an event, and leaves other devices and later allocations alone. Uses
+// devices no other test of this program records on (30-33).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+#include <vector>
+
+#include "shim/base/clock.h"
+#include "shim/record/recorder.h"
+
+using namespace gpumemrec;
+
+namespace {
+
+constexpr int kReset = 30, kOther = 31;
+
+// The events of `device` dated `t0`. The whole ring is read: a thread's
+// seqs come from its own block (ring.h), below the counter's end().
+std::vector<Event> events_at(int device, uint64_t t0) {
+  Recorder* r = recorder();
+  std::vector<Event> out;
+  const uint64_t end = r->ring.end(), cap = r->cfg.ring_events;
+  for (uint64_t s = end > cap ? end - cap : 1; s < end; ++s) {
+    Event e;
+    if (r->ring.read(s, &e) && event_device(e) == device && e.time_ns == t0) out.push_back(e);
+  }
+  return out;
+}
+
+uint64_t entries_of(LiveTable& t, int device) {
+  std::vector<LiveEntry> all;
+  t.snapshot(&all);
+  uint64_t n = 0;
+  for (const LiveEntry& e : all) n += e.device == device;
+  return n;
+}
+
+void alloc(HookId api, int device, uint64_t address, uint64_t size, MemoryType type = MemoryType::kDevice) {
+  record_alloc(api, device, address, size, 0, type, monotonic_ns(), 0);
+}
+
+}  // namespace
+
+TEST(DeviceReset, ReleasesEveryEntryOfTheDeviceWithAnEventEach) {
+  Recorder* r = recorder();
+  ASSERT_NE(r, nullptr);
+  alloc(HookId::cudaMalloc, kReset, 0x7e1000000000ull, 1 << 20);
+  alloc(HookId::cudaMallocAsync, kReset, 0x7e1000200000ull, 2 << 20);  // pooled
+  alloc(HookId::cudaMallocManaged, kReset, 0x7e1000600000ull, 4 << 20, MemoryType::kManaged);
+  alloc(HookId::cuMemCreate, kReset, 0x5e0000001000ull, 2 << 20, MemoryType::kPhysical);
+  record_mapping(HookId::cuMemMap, true, kReset, 0x7e2000000000ull, 2 << 20, monotonic_ns(), 0);
+  alloc(HookId::cudaMalloc, kOther, 0x7e3000000000ull, 8 << 20);
+  ASSERT_EQ(device_live_bytes(kReset), uint64_t(9) << 20);
+  ASSERT_EQ(device_pooled_bytes(kReset), uint64_t(2) << 20);
+
+  const uint64_t t0 = monotonic_ns();
+  EXPECT_EQ(record_device_reset(HookId::cudaDeviceReset, kReset, t0), 5u);
+
+  EXPECT_EQ(entries_of(r->live, kReset), 0u);
+  EXPECT_EQ(entries_of(r->handles, kReset), 0u);
+  EXPECT_EQ(entries_of(r->mappings, kReset), 0u);
+  EXPECT_EQ(device_live_bytes(kReset), 0u);
+  EXPECT_EQ(device_pooled_bytes(kReset), 0u);
+  EXPECT_EQ(entries_of(r->live, kOther), 1u);
+  EXPECT_EQ(device_live_bytes(kOther), uint64_t(8) << 20);
+
+  const std::vector<Event> ev = events_at(kReset, t0);
+  ASSERT_EQ(ev.size(), 5u);
+  uint64_t freed = 0, unmaps = 0;
+  for (const Event& e : ev) {
+    EXPECT_EQ(e.api, uint8_t(HookId::cudaDeviceReset));
+    EXPECT_EQ(event_device(e), kReset);
+    EXPECT_EQ(e.time_ns, t0);  // dated at the call's start, as a free is
+    EXPECT_EQ(e.result, 0);
+    if (event_kind(e) == EventKind::kUnmap) {
+      ++unmaps;
+      EXPECT_EQ(event_memory_type(e), MemoryType::kMapping);
+    } else {
+      EXPECT_EQ(event_kind(e), EventKind::kFree);
+      freed += e.size;
+    }
+  }
+  EXPECT_EQ(unmaps, 1u);
+  EXPECT_EQ(freed, uint64_t(9) << 20);
+  EXPECT_EQ(record_device_reset(HookId::cudaDeviceReset, kReset, monotonic_ns()), 0u);  // nothing left
+  record_device_reset(HookId::cudaDeviceReset, kOther, monotonic_ns());
+}
+
+// An allocation made after the reset began (another thread allocating on
+// the device meanwhile: the program's race) is not the context's: kept.
+TEST(DeviceReset, KeepsWhatWasAllocatedAfterTheCallBegan) {
+  Recorder* r = recorder();
+  alloc(HookId::cudaMalloc, kReset, 0x7e4000000000ull, 1 << 20);
+  const uint64_t t0 = monotonic_ns();
+  alloc(HookId::cudaMalloc, kReset, 0x7e4000100000ull, 1 << 20);
+  EXPECT_EQ(record_device_reset(HookId::cuDevicePrimaryCtxReset_v2, kReset, t0), 1u);
+  LiveEntry e;
+  EXPECT_FALSE(r->live.find(0x7e4000000000ull, &e));
+  EXPECT_TRUE(r->live.find(0x7e4000100000ull, &e));
+  EXPECT_EQ(device_live_bytes(kReset), uint64_t(1) << 20);
+  record_device_reset(HookId::cudaDeviceReset, kReset, monotonic_ns());
+  EXPECT_EQ(device_live_bytes(kReset), 0u);
+}
+
+// Threads allocating and freeing on other devices while one is reset: the
+// reset takes only its device's entries, theirs stay exact.
+TEST(DeviceReset, OtherDevicesKeepRecordingMeanwhile) {
+  Recorder* r = recorder();
+  for (uint64_t i = 0; i < 2000; ++i) alloc(HookId::cudaMalloc, kReset, 0x7e5000000000ull + (i << 12), 4096);
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> th;
+  for (int k = 0; k < 3; ++k)
+    th.emplace_back([&, k] {
+      const int dev = 32 + (k % 2);
+      const uint64_t base = 0x7e6000000000ull + (uint64_t(k) << 32);
+      for (uint64_t i = 0; !stop.load(std::memory_order_relaxed); ++i) {
+        const uint64_t a = base + ((i % 64) << 12);
+        if (i >= 64) {
+          PendingFree p = begin_free(a, MemoryType::kDevice);
+          end_free(HookId::cudaFree, p, a, dev, 0, MemoryType::kDevice, monotonic_ns(), 0);
+        }
+        alloc(HookId::cudaMalloc, dev, a, 4096);
+      }
+    });
+  const uint64_t n = record_device_reset(HookId::cudaDeviceReset, kReset, monotonic_ns());
+  stop.store(true);
+  for (auto& t : th) t.join();
+  EXPECT_EQ(n, 2000u);
+  EXPECT_EQ(entries_of(r->live, kReset), 0u);
+  EXPECT_EQ(device_live_bytes(kReset), 0u);
+  for (int dev : {32, 33}) {
+    EXPECT_EQ(device_live_bytes(dev), entries_of(r->live, dev) * 4096) << dev;
+    record_device_reset(HookId::cudaDeviceReset, dev, monotonic_ns());
+  }
+}
