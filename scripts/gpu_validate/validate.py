@@ -127,6 +127,27 @@ def check_bundle(case, apis, want_fn=None, python_fn=None, reason="oom", max_bun
     return not problems, ("; ".join(problems) + " | " if problems else "") + detail
 
 
+RESET_APIS = {"cudaDeviceReset", "cuDevicePrimaryCtxReset", "cuDevicePrimaryCtxReset_v2",
+              "cuDevicePrimaryCtxRelease", "cuDevicePrimaryCtxRelease_v2"}
+
+
+def check_reset(case):
+    """A device reset's frees are in the bundle and nothing it freed is live."""
+    bundles = case.bundles()
+    if not bundles:
+        return False, "no bundle"
+    b = bundles[0]
+    events = load(b, "events.json")
+    events = events.get("events", events) if isinstance(events, dict) else events
+    gone = [e for e in events if e.get("api") in RESET_APIS and e.get("event_type") == "deallocation"]
+    allocs = load(b, "allocations.json")
+    md = load(b, "metadata.json")
+    live = sum(a["size"] for a in allocs)
+    ok = len(gone) == 8 and live <= (md.get("device_total_bytes") or 0)
+    return ok, "reset frees=%d via %s, live %d of %s" % (len(gone), sorted({e["api"] for e in gone}), live,
+                                                          md.get("device_total_bytes"))
+
+
 def record(name, ok, detail):
     detail = "%s (at %.0fs)" % (detail, time.time() - STARTED)
     RESULTS.append((name, "PASS" if ok else ("SKIP" if ok is None else "FAIL"), detail))
@@ -172,8 +193,19 @@ def main():
     expect = {"cuda_static": ({"cuMemAlloc_v2"}, "grab_device_memory"),
               "cuda_shared": ({"cudaMalloc"}, "grab_device_memory"),
               "driver_api": ({"cuMemAlloc_v2"}, "grab_with_driver")}
-    for name, cmd in builds.items():
-        if not want(name):
+    reset_cases = {"cuda_reset_static": "cuda_static", "cuda_reset_shared": "cuda_shared"}
+    for name, cmd in list(builds.items()) + [(n, None) for n in reset_cases]:
+        if not want(name) or (cmd is None and not os.path.exists(os.path.join(bins, reset_cases[name]))):
+            continue
+        if cmd is None:  # a device reset while 8 GiB are held: they must not stay listed
+            c = Case(name, logs)
+            prog = [os.path.join(bins, reset_cases[name]), "reset"]
+            plain, p = c.run(prog, None), c.run(prog, shim)
+            ok, detail = check_bundle(c, expect[reset_cases[name]][0], want_fn="grab_device_memory")
+            ok2, detail2 = check_reset(c)
+            if p.returncode != plain.returncode or "RESET held=8 rc=0" not in p.stdout:
+                ok, detail = False, "program behaved differently under the shim | " + detail
+            record(name, ok and ok2, detail2 + " | " + detail)
             continue
         c = Case(name, logs)
         b = subprocess.run(cmd, capture_output=True, text=True)
