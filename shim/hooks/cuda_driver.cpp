@@ -141,8 +141,10 @@ GM_EXPORT CUresult cuMemUnmap(CUdeviceptr ptr, size_t size) {
 }
 
 // --- Primary contexts: a reset or the last release frees every allocation
-// of the context (numba.cuda.close() releases, then resets; JAX's XLA
-// releases at exit). The v1 and _v2 ABIs take the same argument.
+// of the context. numba.cuda.close() releases, then resets (Device.reset in
+// numba/cuda/cudadrv/driver.py); driver-API libraries commonly retain the
+// context when they open a device and release it in its destructor. The v1
+// and _v2 ABIs take the same argument.
 
 GM_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev) {
   return wrap_device_reset<Drv, decltype(&cuDevicePrimaryCtxReset_v2)>(HookId::cuDevicePrimaryCtxReset_v2, int(dev),
