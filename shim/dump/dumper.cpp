@@ -26,6 +26,7 @@
 #include "shim/dump/dump_job.h"
 #include "shim/dump/exit_wait.h"
 #include "shim/dump/signal_dump.h"
+#include "shim/record/device_reset.h"
 #include "shim/dump/verdict/episodes.h"
 #include "shim/dump/capture/freeze.h"
 #include "shim/dump/place/retention_check.h"
@@ -285,6 +286,9 @@ bool freeze_for_writer(Recorder* r, const FailureInfo& f, uint64_t episode) {
 // Signal and exit dumps, written by the calling thread, which holds the slot
 // (and so the inline set, freeze.h).
 bool freeze_and_write_here(Recorder* r, DumpReason reason) {
+  // A destroyed context's entries leave the live set before any bundle but
+  // the exit bundle, "what the program never freed" (device_reset.h).
+  if (reason != DumpReason::kExit) apply_device_resets(-1);
   if (!prepare_job(r, kInlineSet, reason, nullptr, 0)) {
     dump_slot_release();
     return false;
@@ -415,6 +419,7 @@ void dumper_on_failure(const FailureInfo& f) {
   Recorder* r = recorder();
   if (!r || !g_buffer.data || !g_symbolizer || !g_frozen_ready) return;
   const int saved_errno = errno;
+  apply_device_resets(-1);  // the failing device's went before the failure was recorded
   const uint64_t episode_ns = r->cfg.episode_ms * 1000000ull;
   const uint64_t episode =
       g_episodes.on_failure(f, monotonic_ns(), device_live_bytes(f.device), episode_ns, &t_pending_request);

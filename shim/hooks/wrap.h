@@ -18,6 +18,7 @@
 #include "shim/base/clock.h"
 #include "shim/base/hook_table.h"
 #include "shim/dump/dumper.h"
+#include "shim/record/device_reset.h"
 #include "shim/record/recorder.h"
 
 #define GM_EXPORT extern "C" __attribute__((visibility("default")))

@@ -15,6 +15,7 @@
 #include "shim/base/clock.h"
 #include "shim/base/log.h"
 #include "shim/base/privilege.h"
+#include "shim/record/device_reset.h"
 #include "shim/record/python_stack.h"
 #include "shim/record/stack_capture.h"
 
@@ -185,6 +186,7 @@ void recorder_atfork_child() {
   // lets the child's next writer on it take it over (ring.h).
   g_recorder->ring.after_fork_in_child();
   stack_capture_after_fork();
+  device_resets_after_fork();
 }
 bool recorder_enabled() { return ensure_init() != nullptr; }
 
@@ -249,6 +251,7 @@ uint64_t device_pooled_bytes(int device) {
 void record_alloc(HookId api, int device, uint64_t address, uint64_t size, uint64_t stream, MemoryType type,
                   uint64_t t0_ns, int result, uint64_t reserved) {
   Recorder* r = g_recorder;
+  apply_device_resets_before_alloc(device);
   uint64_t t1 = monotonic_ns();
   uint32_t stack = capture_stack_id(r);
   Event e;
@@ -270,6 +273,7 @@ void record_alloc(HookId api, int device, uint64_t address, uint64_t size, uint6
 bool record_alloc_failure(HookId api, int device, uint64_t size, uint64_t stream, MemoryType type, uint64_t t0_ns,
                           int result, bool oom, DumpReason reason, FailureInfo* failure, uint64_t reserved) {
   Recorder* r = g_recorder;
+  apply_device_resets_before_alloc(device);
   if (reserved) add_live(r, device, -int64_t(reserved));  // the reservation was not used
   uint64_t t1 = monotonic_ns();
   uint32_t stack = capture_stack_id(r);
@@ -372,56 +376,21 @@ void record_mapping(HookId api, bool map, int device, uint64_t address, uint64_t
   r->ring.commit(c.slot, e);
 }
 
-namespace {
-
-// One table's entries of `device` older than `before`, out with an event
-// each (record_device_reset). The snapshot names them; each is then removed
-// by key, and put back if what the key holds by then is not one of them (a
-// newer allocation at a reused address: allocating on a device while it is
-// reset is the program's race, CUDA says, but not ours to corrupt).
-uint64_t release_device_entries(Recorder* r, LiveTable& table, HookId api, int device, uint64_t before,
-                                uint64_t t1, uint32_t stack) {
-  std::vector<LiveEntry> all;
-  table.snapshot(&all);
-  uint64_t n = 0;
-  for (const LiveEntry& seen : all) {
-    if (seen.device != device || seen.time_ns >= before) continue;
-    LiveEntry le;
-    if (!table.remove(seen.key, &le)) continue;  // freed meanwhile
-    if (le.device != device || le.time_ns >= before) {
-      table.insert(le);
-      continue;
-    }
-    const MemoryType mt = MemoryType(le.memory_type);
-    const bool mapping = mt == MemoryType::kMapping;
-    Event e;
-    const Claim c = claim_slot(r);
-    e.seq = c.seq;
-    fill(e, api, mapping ? EventKind::kUnmap : EventKind::kFree, mt, device, le.key, le.size, 0, before, t1, before,
-         0, stack);
-    if (!mapping) {  // a mapping's bytes are its handle's
-      add_live(r, device, -int64_t(le.size));
-      if (hook_stream_ordered(HookId(le.api))) r->live_bytes.add_pooled(device, -int64_t(le.size));
-    }
-    r->ring.commit(c.slot, e);
-    ++n;
-  }
-  return n;
-}
-
-}  // namespace
-
-uint64_t record_device_reset(HookId api, int device, uint64_t t0_ns) {
+void record_released_entry(HookId api, const LiveEntry& le, uint32_t stack) {
   Recorder* r = g_recorder;
-  if (!r || device < 0) return 0;
-  const uint64_t t1 = monotonic_ns();
-  const uint32_t stack = capture_stack_id(r);
-  uint64_t n = release_device_entries(r, r->mappings, api, device, t0_ns, t1, stack);
-  n += release_device_entries(r, r->handles, api, device, t0_ns, t1, stack);
-  n += release_device_entries(r, r->live, api, device, t0_ns, t1, stack);
-  if (n) GM_INFO("{}: device {}'s primary context was destroyed; {} allocations released with it", hook_name(api),
-                 device, n);
-  return n;
+  const MemoryType mt = MemoryType(le.memory_type);
+  const bool mapping = mt == MemoryType::kMapping;
+  const uint64_t now = monotonic_ns();
+  Event e;
+  const Claim c = claim_slot(r);
+  e.seq = c.seq;
+  fill(e, api, mapping ? EventKind::kUnmap : EventKind::kFree, mt, le.device, le.key, le.size, 0, now, now, now, 0,
+       stack);
+  if (!mapping) {  // a mapping's bytes are its handle's
+    add_live(r, le.device, -int64_t(le.size));
+    if (hook_stream_ordered(HookId(le.api))) r->live_bytes.add_pooled(le.device, -int64_t(le.size));
+  }
+  r->ring.commit(c.slot, e);
 }
 
 int device_of_handle(uint64_t handle) {

@@ -120,16 +120,12 @@ PendingUnmap begin_unmap(uint64_t address);
 void record_mapping(HookId api, bool map, int device, uint64_t address, uint64_t size, uint64_t t0_ns, int result,
                     const PendingUnmap& pending = PendingUnmap{});
 
-// A device's primary context was destroyed (cudaDeviceReset,
-// cuDevicePrimaryCtxReset, the last cuDevicePrimaryCtxRelease,
-// hipDeviceReset): the driver freed everything this process held on it.
-// Each entry of `device` allocated before `t0_ns` (the call's start) leaves
-// the tables with a "deallocation" event (an "unmap" for a mapping) of api
-// `api`, dated `t0_ns`, so the live set, the device's totals and every tool
-// that replays events see the memory go. Returns the entries released.
-// Allocations made in another context on the same device (cuCtxCreate) are
-// released too: the entries do not say which context made them.
-uint64_t record_device_reset(HookId api, int device, uint64_t t0_ns);
+// One entry a destroyed primary context took with it (device_reset.cpp;
+// the caller took it out of its table): a "deallocation" (an "unmap" for a
+// mapping) of api `api` with the destroying call's stack, dated now and on
+// this thread (events claimed now and dated earlier would break each
+// thread's seq order in time), and the device's live bytes lowered.
+void record_released_entry(HookId api, const LiveEntry& le, uint32_t stack);
 
 // The device of a VMM handle (cuMemMap), from the handle table.
 int device_of_handle(uint64_t handle);

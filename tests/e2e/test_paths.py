@@ -172,6 +172,35 @@ def release_kept():
     check(all(p in live for p in early), "allocations before the release are not live: %s" % early)
 
 
+def release_at_exit():
+    """A context destroyed while the process exits (the CUDA runtime's or a
+    library's teardown, before our exit handler) does not empty the exit
+    bundle: GPUMEMREC_DUMP_AT_EXIT lists what the program never freed."""
+    r = run([program("device_reset"), "exit_release", str(CHUNK)], env_extra={"GPUMEMREC_DUMP_AT_EXIT": "1"})
+    check(r.rc == 0 and "EXITRELEASE rc=0" in r.stdout, "program: exit %d\n%s%s" % (r.rc, r.stdout, r.stderr))
+    b = r.only_bundle()
+    check(b.metadata["reason"] == "exit", "reason %s" % b.metadata["reason"])
+    held = {int(parse_kv(l)["ptr"], 16) for l in r.stdout.splitlines() if l.startswith("ALLOC ")}
+    live = {a["address"] for a in b.allocations}
+    check(held and held <= live, "the exit bundle lost what the program never freed: %s, live %s" % (held, live))
+    check(not any(e["api"].startswith("cuDevicePrimaryCtxRelease") for e in b.events), "release applied at exit")
+
+
+def reset_under_limit():
+    """Under GPUMEMREC_LIMIT the device's count is exact and admits each
+    allocation: what a reset freed must leave it at the device's next
+    allocation, or the rehearsed card fills with phantoms."""
+    r = run([program("device_reset"), "cudaDeviceReset", str(CHUNK)],
+            env_extra={"GPUMEMREC_LIMIT": str(5 * CHUNK)})
+    ooms = r.oom_lines()
+    check(r.rc == 0 and ooms, "program: exit %d\n%s" % (r.rc, r.stdout[-1500:]))
+    check(ooms[0]["live_count"] == "5", "refused with %s chunks live after the reset (limit 5): phantoms counted"
+          % ooms[0]["live_count"])
+    b = r.only_bundle()
+    check(b.metadata["reason"] == "limit", "reason %s" % b.metadata["reason"])
+    check(len(b.allocations) == 5, "%d allocations listed" % len(b.allocations))
+
+
 def hip_reset():
     r = run([program("hip_linked"), "hipDeviceReset", str(CHUNK)])
     b = expect_oom_bundle(r, "hipMalloc", backend="rocm", program_module="hip_linked")
@@ -196,6 +225,8 @@ CASES.update({"reset_" + m: device_reset(m) for m in ["cudaDeviceReset", "cuDevi
                                                       "dlsym_v1_reset"]})
 CASES["reset_release_kept"] = release_kept
 CASES["reset_hip"] = hip_reset
+CASES["reset_at_exit"] = release_at_exit
+CASES["reset_under_limit"] = reset_under_limit
 
 if __name__ == "__main__":
     sys.exit(main(CASES))

@@ -19,6 +19,10 @@
 //                                  12000) as NVIDIA's static runtime takes entry points
 //     dlsym_v1_reset               as cuDevicePrimaryCtxReset_v2, with the pre-CUDA-11
 //                                  ABI cuDevicePrimaryCtxReset taken with dlsym
+//     exit_release                 retain once, cuMemAlloc_v2 x2, then return from main
+//                                  with no OOM; an atexit handler releases the last
+//                                  reference (a runtime tearing its context down while
+//                                  the process exits): prints EXIT live_count=2 ...
 //
 // What a destroyed context frees is printed as FREE lines with the resetting
 // call as api (the memory is gone from the driver's ledger), then
@@ -50,6 +54,13 @@ void print_released(const char* api, int rc) {
     prog_print_free(api, a.ptr, a.size, rc);
   }
   printf("RESET api=%s rc=%d released=%zu bytes=%" PRIu64 "\n", api, rc, n, bytes);
+}
+
+// At exit, as a runtime or a library's destructor does: the last reference
+// goes, and the context with it.
+void release_at_exit() {
+  const CUresult rc = cuDevicePrimaryCtxRelease(g_dev);
+  printf("EXITRELEASE rc=%d\n", int(rc));
 }
 
 void retain_primary() {
@@ -162,6 +173,11 @@ int main(int argc, char** argv) {
       const CUresult rc = cuDevicePrimaryCtxRelease(g_dev);
       print_released("cuDevicePrimaryCtxRelease_v2", rc);
       retain_primary();
+    } else if (strcmp(mode, "exit_release") == 0) {
+      hold_driver_memory(chunk, false);
+      atexit(release_at_exit);
+      prog_print_done(g_live);
+      return 0;
     } else if (strcmp(mode, "release_kept") == 0) {
       retain_primary();  // a second reference
       hold_driver_memory(chunk, false);

@@ -1,7 +1,8 @@
-// record_device_reset (recorder.h): a destroyed primary context takes every
-// allocation, handle and mapping of its device out of the tables, each with
-// an event, and leaves other devices and later allocations alone. Uses
-// devices no other test of this program records on (30-33).
+// A destroyed primary context (device_reset.h): every allocation, handle and
+// mapping of its device leaves the tables, each with an event of the
+// destroying call, at the device's next allocation or any bundle but the
+// exit bundle; other devices and later allocations stay. Uses devices no
+// other test of this program records on (30-34).
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "shim/base/clock.h"
+#include "shim/record/device_reset.h"
 #include "shim/record/recorder.h"
 
 using namespace gpumemrec;
@@ -17,15 +19,17 @@ namespace {
 
 constexpr int kReset = 30, kOther = 31;
 
-// The events of `device` dated `t0`. The whole ring is read: a thread's
-// seqs come from its own block (ring.h), below the counter's end().
-std::vector<Event> events_at(int device, uint64_t t0) {
+// The events of `device` and `api` dated `from_ns` or later. The whole ring
+// is read: a thread's seqs come from its own block (ring.h), below the
+// counter's end().
+std::vector<Event> events_of(int device, HookId api, uint64_t from_ns) {
   Recorder* r = recorder();
   std::vector<Event> out;
   const uint64_t end = r->ring.end(), cap = r->cfg.ring_events;
   for (uint64_t s = end > cap ? end - cap : 1; s < end; ++s) {
     Event e;
-    if (r->ring.read(s, &e) && event_device(e) == device && e.time_ns == t0) out.push_back(e);
+    if (r->ring.read(s, &e) && event_device(e) == device && e.api == uint8_t(api) && e.time_ns >= from_ns)
+      out.push_back(e);
   }
   return out;
 }
@@ -44,7 +48,11 @@ void alloc(HookId api, int device, uint64_t address, uint64_t size, MemoryType t
 
 }  // namespace
 
-TEST(DeviceReset, ReleasesEveryEntryOfTheDeviceWithAnEventEach) {
+// The reset comes from one thread; the device's next allocation, on
+// another, releases the context's entries with the reset's api and stack,
+// as events of its own thread dated when released (each thread's seqs
+// stay in time order).
+TEST(DeviceReset, TheNextAllocationOnTheDeviceReleasesEverythingTheContextHeld) {
   Recorder* r = recorder();
   ASSERT_NE(r, nullptr);
   alloc(HookId::cudaMalloc, kReset, 0x7e1000000000ull, 1 << 20);
@@ -57,23 +65,25 @@ TEST(DeviceReset, ReleasesEveryEntryOfTheDeviceWithAnEventEach) {
   ASSERT_EQ(device_pooled_bytes(kReset), uint64_t(2) << 20);
 
   const uint64_t t0 = monotonic_ns();
-  EXPECT_EQ(record_device_reset(HookId::cudaDeviceReset, kReset, t0), 5u);
+  std::thread([&] { record_device_reset(HookId::cudaDeviceReset, kReset, t0); }).join();
+  EXPECT_EQ(entries_of(r->live, kReset), 3u);  // pending: nothing released yet
+  const uint64_t t_use = monotonic_ns();
+  alloc(HookId::cudaMalloc, kReset, 0x7e1000a00000ull, 1 << 20);  // the device used again
 
-  EXPECT_EQ(entries_of(r->live, kReset), 0u);
+  EXPECT_EQ(entries_of(r->live, kReset), 1u);  // the new one
   EXPECT_EQ(entries_of(r->handles, kReset), 0u);
   EXPECT_EQ(entries_of(r->mappings, kReset), 0u);
-  EXPECT_EQ(device_live_bytes(kReset), 0u);
+  EXPECT_EQ(device_live_bytes(kReset), uint64_t(1) << 20);
   EXPECT_EQ(device_pooled_bytes(kReset), 0u);
   EXPECT_EQ(entries_of(r->live, kOther), 1u);
   EXPECT_EQ(device_live_bytes(kOther), uint64_t(8) << 20);
 
-  const std::vector<Event> ev = events_at(kReset, t0);
+  const std::vector<Event> ev = events_of(kReset, HookId::cudaDeviceReset, t0);
   ASSERT_EQ(ev.size(), 5u);
   uint64_t freed = 0, unmaps = 0;
   for (const Event& e : ev) {
-    EXPECT_EQ(e.api, uint8_t(HookId::cudaDeviceReset));
-    EXPECT_EQ(event_device(e), kReset);
-    EXPECT_EQ(e.time_ns, t0);  // dated at the call's start, as a free is
+    EXPECT_EQ(e.tid, current_tid() & 0xFFFFFF);
+    EXPECT_GE(e.time_ns, t_use);
     EXPECT_EQ(e.result, 0);
     if (event_kind(e) == EventKind::kUnmap) {
       ++unmaps;
@@ -85,8 +95,31 @@ TEST(DeviceReset, ReleasesEveryEntryOfTheDeviceWithAnEventEach) {
   }
   EXPECT_EQ(unmaps, 1u);
   EXPECT_EQ(freed, uint64_t(9) << 20);
-  EXPECT_EQ(record_device_reset(HookId::cudaDeviceReset, kReset, monotonic_ns()), 0u);  // nothing left
+  for (int d : {kReset, kOther}) {
+    record_device_reset(HookId::cudaDeviceReset, d, monotonic_ns());
+    apply_device_resets(d);
+    EXPECT_EQ(device_live_bytes(d), 0u);
+  }
+}
+
+// Until the device is used again or a bundle other than the exit bundle is
+// taken, what the context held stays listed: an exit bundle is "what the
+// program never freed", and runtimes destroy their contexts while the
+// process exits, before that bundle is written.
+TEST(DeviceReset, StaysListedUntilTheDeviceIsUsedAgain) {
+  Recorder* r = recorder();
+  alloc(HookId::cudaMalloc, kReset, 0x7e4000000000ull, 1 << 20);
+  record_device_reset(HookId::cuDevicePrimaryCtxRelease_v2, kReset, monotonic_ns());
+  alloc(HookId::cudaMalloc, kOther, 0x7e4000100000ull, 1 << 20);  // another device: not this one's cue
+  LiveEntry e;
+  EXPECT_TRUE(r->live.find(0x7e4000000000ull, &e));
+  EXPECT_EQ(g_resets_pending.count.load(), 1u);
+  EXPECT_EQ(apply_device_resets(-1), 1u);  // what a bundle does first
+  EXPECT_FALSE(r->live.find(0x7e4000000000ull, &e));
+  EXPECT_EQ(g_resets_pending.count.load(), 0u);
+  EXPECT_EQ(apply_device_resets(-1), 0u);
   record_device_reset(HookId::cudaDeviceReset, kOther, monotonic_ns());
+  apply_device_resets(kOther);
 }
 
 // An allocation made after the reset began (another thread allocating on
@@ -95,18 +128,33 @@ TEST(DeviceReset, KeepsWhatWasAllocatedAfterTheCallBegan) {
   Recorder* r = recorder();
   alloc(HookId::cudaMalloc, kReset, 0x7e4000000000ull, 1 << 20);
   const uint64_t t0 = monotonic_ns();
-  alloc(HookId::cudaMalloc, kReset, 0x7e4000100000ull, 1 << 20);
-  EXPECT_EQ(record_device_reset(HookId::cuDevicePrimaryCtxReset_v2, kReset, t0), 1u);
+  record_alloc(HookId::cudaMalloc, kReset, 0x7e4000100000ull, 1 << 20, 0, MemoryType::kDevice, t0, 0);
+  record_device_reset(HookId::cuDevicePrimaryCtxReset_v2, kReset, t0);
+  EXPECT_EQ(apply_device_resets(kReset), 1u);
   LiveEntry e;
   EXPECT_FALSE(r->live.find(0x7e4000000000ull, &e));
   EXPECT_TRUE(r->live.find(0x7e4000100000ull, &e));
   EXPECT_EQ(device_live_bytes(kReset), uint64_t(1) << 20);
   record_device_reset(HookId::cudaDeviceReset, kReset, monotonic_ns());
+  apply_device_resets(kReset);
   EXPECT_EQ(device_live_bytes(kReset), 0u);
 }
 
-// Threads allocating and freeing on other devices while one is reset: the
-// reset takes only its device's entries, theirs stay exact.
+// Two destructions before the device is used: the first one's entries go
+// with the first call, at the second.
+TEST(DeviceReset, ASecondResetReleasesTheFirstOnesEntriesUnderTheFirstCall) {
+  alloc(HookId::cudaMalloc, kReset, 0x7e7000000000ull, 1 << 20);
+  const uint64_t t1 = monotonic_ns();
+  record_device_reset(HookId::cuDevicePrimaryCtxRelease_v2, kReset, t1);
+  record_device_reset(HookId::cudaDeviceReset, kReset, monotonic_ns());
+  const std::vector<Event> ev = events_of(kReset, HookId::cuDevicePrimaryCtxRelease_v2, t1);
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_EQ(ev[0].address, 0x7e7000000000ull);
+  EXPECT_EQ(apply_device_resets(kReset), 0u);  // nothing older than the second
+}
+
+// Threads allocating and freeing on other devices while one is reset and
+// released: the release takes only its device's entries, theirs stay exact.
 TEST(DeviceReset, OtherDevicesKeepRecordingMeanwhile) {
   Recorder* r = recorder();
   for (uint64_t i = 0; i < 2000; ++i) alloc(HookId::cudaMalloc, kReset, 0x7e5000000000ull + (i << 12), 4096);
@@ -125,7 +173,8 @@ TEST(DeviceReset, OtherDevicesKeepRecordingMeanwhile) {
         alloc(HookId::cudaMalloc, dev, a, 4096);
       }
     });
-  const uint64_t n = record_device_reset(HookId::cudaDeviceReset, kReset, monotonic_ns());
+  record_device_reset(HookId::cudaDeviceReset, kReset, monotonic_ns());
+  const uint64_t n = apply_device_resets(kReset);
   stop.store(true);
   for (auto& t : th) t.join();
   EXPECT_EQ(n, 2000u);
@@ -134,5 +183,6 @@ TEST(DeviceReset, OtherDevicesKeepRecordingMeanwhile) {
   for (int dev : {32, 33}) {
     EXPECT_EQ(device_live_bytes(dev), entries_of(r->live, dev) * 4096) << dev;
     record_device_reset(HookId::cudaDeviceReset, dev, monotonic_ns());
+    apply_device_resets(dev);
   }
 }
