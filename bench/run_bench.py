@@ -59,6 +59,7 @@ class Runner:
         self.fakes = os.path.join(b, "tests", "fakes")
         self.cbench = os.path.join(b, "bench", "alloc_bench")
         self.nbench = os.path.join(b, "bench", "alloc_bench_null")  # against bench/null_cudart.cpp
+        self.ringfloor = os.path.join(b, "bench", "ring_floor")  # the ring's writes alone (may be absent)
         self.sizes = os.path.join(b, "bench", "bench_sizes")
         self.pybench = os.path.join(HERE, "alloc_bench.py")
         self.cudart = os.path.join(self.fakes, "libcudart.so.13")
@@ -159,6 +160,50 @@ def null_jobs(r, args, argv):
     cmd = argv(1, RING_EVENTS // 2, "0")
     rows.append(("ring 1st pass", 1, r.job("null", cmd, settings[0][1]), r.job("null", cmd, None)))
     return rows
+
+
+def ring_floor_jobs(r, args):
+    """The machine's own scaling for the ring's writes (bench/ring_floor.cpp),
+    per thread count: {(threads, private): job}; empty without the program
+    (a carried build from before it)."""
+    if not os.path.exists(r.ringfloor):
+        return {}
+    jobs = {}
+    for t in (int(x) for x in args.null_threads.split(",")):
+        for private in (False, True):
+            # Five times the null rows' pairs (a slot write is ~10x cheaper), split over the threads.
+            cmd = [r.ringfloor, "--threads", str(t), "--pairs", str(max(5 * args.pairs // t, 1000))] + \
+                (["--private"] if private else [])
+            jobs[(t, private)] = r.job("ringfloor", cmd, None)
+    return jobs
+
+
+def print_ring_floor(w, jobs):
+    """Per slot write (2 per pair), and each column's ratio to 1 thread:
+    "private" is the machine's own scaling with T (clock, shared caches), no
+    line moving between cores; "shared" adds the lines another core wrote a
+    lap ago, as the recorder's ring has them. The shim's added/T=1 above is
+    read against these."""
+    if not jobs:
+        return
+    f = "cpu_ns_per_pair"
+    w("")
+    w("the ring's writes alone (bench/ring_floor.cpp: a 64-byte slot per call, taken as ring.h takes it, in a"
+      " 65536-slot ring), ns per slot write, thread CPU time, same run")
+    hdr = "%3s %14s %10s %14s %10s" % ("T", "shared ring", "x T=1", "private 1/T", "x T=1")
+    w(hdr)
+    w("-" * len(hdr))
+    one = {}
+    for t in sorted({t for t, _ in jobs}):
+        cells = []
+        for private in (False, True):
+            v = med(values(jobs[(t, private)], f))
+            v = v / 2 if v is not None else None
+            if t == 1:
+                one[private] = v
+            ratio = v / one[private] if v and one.get(private) else None
+            cells += [fmt_ns(v) if v is None or v >= 10 else "%.1f" % v, "%.2fx" % ratio if ratio else "n/a"]
+        w("%3d %14s %10s %14s %10s" % (t, cells[0], cells[1], cells[2], cells[3]))
 
 
 RING_EVENTS = 65536  # GPUMEMREC_RING_EVENTS' default
@@ -288,6 +333,7 @@ def main():
     # driver shares nothing between threads, so only what the recorder
     # shares shows).
     null_rows = [] if args.only_python else null_jobs(r, args, N)
+    ring_floor = {} if args.only_python or args.quick else ring_floor_jobs(r, args)
     b1 = r.job("c", C(1, args.pairs), None) if c_rows else None
     if c_rows:
         rows.append(("stacks off (STACK_DEPTH=0, PYTHON_STACKS=0)", 1, r.job("c", C(1, args.pairs), off), b1, 100))
@@ -367,6 +413,7 @@ def main():
 
     if null_rows:
         print_null(w, null_rows)
+        print_ring_floor(w, ring_floor)
 
     # ------------------------------------------------------------------ memory
     if not args.no_mem:
