@@ -152,8 +152,9 @@ inline typename T::Result wrap_mapping(HookId id, bool map, uint64_t handle, Ptr
 // cuDevicePrimaryCtxReset/Release, hipDeviceReset): fn(args...). When it
 // succeeds and `destroyed(device)` says the context is gone (a reset always;
 // a release only when it dropped the last reference), the device's entries
-// are released (record_device_reset). `device` may be kAskDevice (the
-// current one, asked before the call: the reset may unbind it).
+// are marked for release (record_device_reset, device_reset.h). `device`
+// may be kAskDevice (the current one, asked before the call: the reset may
+// unbind it).
 template <typename T, typename Fn, typename Destroyed, typename... Args>
 inline typename T::Result wrap_device_reset(HookId id, int device, Destroyed&& destroyed, Args... args) {
   const Fn fn = real<Fn>(id);
