@@ -5,7 +5,7 @@
 // ring of --events slots (default 65536, GPUMEMREC_RING_EVENTS' default), in
 // blocks of 64 consecutive slots.
 //
-//   ring_floor [--threads T] [--pairs N] [--warmup W] [--events E] [--private]
+//   ring_floor [--threads T] [--pairs N] [--warmup W] [--events E] [--private] [--nt]
 //     shared (default): each block is the next of the whole ring (one
 //       fetch_add per 64 slots, as the recorder's seq blocks): a slot's line
 //       was last written, a lap ago, by whichever thread held its block
@@ -13,11 +13,16 @@
 //     --private: each thread cycles through its own 1/T of the ring: no line
 //       ever moves between cores. The machine's own scaling with T (clock,
 //       shared caches, a sibling hyperthread) shows here.
-//   Prints: RESULT mode=ring threads=T private=0|1 pairs=N
+//     --nt: a design not in the recorder, measured for the next step: the
+//       slot's busy/seq word in a separate array (eight slots per line), the
+//       64-byte record written with non-temporal stores (no read of the
+//       line first), then a store fence and the seq's release store.
+//   Prints: RESULT mode=ring threads=T private=0|1 nt=0|1 pairs=N
 //           cpu_ns_per_pair=<thread CPU time / N, mean over threads; 2 slots per pair>
 //
 // run_bench.py prints both beside the null-driver rows: the shim's added
 // cost per call at T threads against 1 is read against these two ratios.
+#include <emmintrin.h>
 #include <time.h>
 
 #include <atomic>
@@ -45,6 +50,7 @@ struct Options {
   uint64_t warmup = 0;  // 0: one lap of the thread's share of the ring
   uint64_t events = 65536;
   bool private_ring = false;
+  bool nt = false;
 };
 
 uint64_t thread_cpu_ns() {
@@ -55,6 +61,7 @@ uint64_t thread_cpu_ns() {
 
 struct Ring {
   Slot* slots = nullptr;
+  uint64_t* state = nullptr;  // --nt: the busy/seq word of each slot
   uint64_t capacity = 0;
   alignas(128) std::atomic<uint64_t> next{0};  // next block's first seq
 };
@@ -73,6 +80,18 @@ inline void take_and_fill(Slot& s, uint64_t seq) {
   __atomic_store_n(&s.w[0], seq, __ATOMIC_RELEASE);
 }
 
+// --nt: the busy mark on the state array, the record streamed past the
+// caches, the seq published after a store fence.
+inline void take_and_stream(uint64_t& state, Slot& s, uint64_t seq) {
+  uint64_t cur = __atomic_load_n(&state, __ATOMIC_RELAXED);
+  while (!__atomic_compare_exchange_n(&state, &cur, kBusy, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+  }
+  auto* w = reinterpret_cast<long long*>(s.w);
+  for (int i = 0; i < 8; ++i) _mm_stream_si64(w + i, (long long)(seq * 31 + uint64_t(i)));
+  _mm_sfence();
+  __atomic_store_n(&state, seq, __ATOMIC_RELEASE);
+}
+
 __attribute__((noinline)) void write_slots(Ring& r, Cursor& c, bool priv, uint64_t n) {
   for (uint64_t i = 0; i < n; ++i) {
     if (c.seq == c.end) {
@@ -85,7 +104,8 @@ __attribute__((noinline)) void write_slots(Ring& r, Cursor& c, bool priv, uint64
       c.end = c.seq + kBlock;
     }
     const uint64_t seq = c.seq++;
-    take_and_fill(r.slots[seq % r.capacity], seq);
+    if (r.state) take_and_stream(r.state[seq % r.capacity], r.slots[seq % r.capacity], seq);
+    else take_and_fill(r.slots[seq % r.capacity], seq);
   }
 }
 
@@ -103,6 +123,7 @@ bool parse(int argc, char** argv, Options* o) {
     else if (a == "--warmup" && value(&o->warmup)) continue;
     else if (a == "--events" && value(&o->events)) continue;
     else if (a == "--private") o->private_ring = true;
+    else if (a == "--nt") o->nt = true;
     else return false;
   }
   return o->threads > 0 && o->events >= kBlock * uint64_t(o->threads) && o->pairs > 0;
@@ -113,7 +134,7 @@ bool parse(int argc, char** argv, Options* o) {
 int main(int argc, char** argv) {
   Options o;
   if (!parse(argc, argv, &o)) {
-    std::fprintf(stderr, "usage: ring_floor [--threads T] [--pairs N] [--warmup W] [--events E] [--private]\n");
+    std::fprintf(stderr, "usage: ring_floor [--threads T] [--pairs N] [--warmup W] [--events E] [--private] [--nt]\n");
     return 2;
   }
   Ring r;
@@ -121,6 +142,11 @@ int main(int argc, char** argv) {
   r.slots = static_cast<Slot*>(std::aligned_alloc(64, r.capacity * sizeof(Slot)));
   if (!r.slots) return 1;
   std::memset(r.slots, 0, r.capacity * sizeof(Slot));
+  if (o.nt) {
+    r.state = static_cast<uint64_t*>(std::aligned_alloc(64, r.capacity * sizeof(uint64_t)));
+    if (!r.state) return 1;
+    std::memset(r.state, 0, r.capacity * sizeof(uint64_t));
+  }
   const uint64_t share = r.capacity / uint64_t(o.threads) / kBlock * kBlock;
   const uint64_t warm = o.warmup ? o.warmup : share;
   std::vector<uint64_t> cpu(size_t(o.threads));
@@ -144,8 +170,9 @@ int main(int argc, char** argv) {
   for (auto& t : th) t.join();
   uint64_t sum = 0;
   for (uint64_t c : cpu) sum += c;
-  std::printf("RESULT mode=ring threads=%d private=%d pairs=%" PRIu64 " cpu_ns_per_pair=%.1f\n", o.threads,
-              o.private_ring ? 1 : 0, o.pairs, double(sum) / double(o.threads) / double(o.pairs));
+  std::printf("RESULT mode=ring threads=%d private=%d nt=%d pairs=%" PRIu64 " cpu_ns_per_pair=%.1f\n", o.threads,
+              o.private_ring ? 1 : 0, o.nt ? 1 : 0, o.pairs, double(sum) / double(o.threads) / double(o.pairs));
   std::free(r.slots);
+  std::free(r.state);
   return 0;
 }
