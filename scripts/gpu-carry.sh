@@ -30,6 +30,7 @@ done
 if [ -x "$BUILD/bench/alloc_bench_null" ]; then
   mkdir -p "$OUT/bench/null" "$OUT/tests/fakes"
   cp "$BUILD/bench/alloc_bench" "$BUILD/bench/alloc_bench_null" "$OUT/bench/"
+  if [ -x "$BUILD/bench/ring_floor" ]; then cp "$BUILD/bench/ring_floor" "$OUT/bench/"; fi
   cp -P "$BUILD"/bench/null/libcudart.so* "$OUT/bench/null/"
   cp -P "$BUILD"/tests/fakes/libcudart.so* "$BUILD"/tests/fakes/libcuda.so* "$OUT/tests/fakes/"
 fi
