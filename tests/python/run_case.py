@@ -387,6 +387,30 @@ def case_gen_async(args, tmp):
                       "coroutine allocation")
 
 
+def case_numba_close(args, tmp):
+    """numba.cuda.close() with arrays still held (cases/numba_close.py): the
+    driver frees them with the context, so the bundle of the later
+    out-of-memory lists none of them, and their frees name the line of the
+    primary-context release that destroyed the context."""
+    out = run(args, {}, program("numba_close"), tmp)
+    held = {int(x, 16) for x in re.findall(r"HELD (0x[0-9a-f]+)", out)}
+    check(len(held) == 3, "the program held %d arrays" % len(held))
+    b = Bundle(tmp)
+    # The new arrays reuse the old addresses: which line made each says
+    # whether it is a phantom of the destroyed context.
+    s = sites("numba_close")
+    callers = [py_frames(b.stack(a["stack_id"]))[1][1] for a in b.allocations]
+    check(callers.count(s["after"]) == 8 and len(callers) == 8,
+          "live arrays by the line that made them: %s (held line %d, after close() line %d)" %
+          (callers, s["held"], s["after"]))
+    gone = [e for e in b.events if e["api"] == "cuDevicePrimaryCtxRelease_v2" and e["event_type"] == "deallocation"]
+    check({e["address"] for e in gone} == held, "frees of the release: %s" % [hex(e["address"]) for e in gone])
+    for e in gone:
+        expect_frames(b.stack(e["stack_id"]), "numba_close",
+                      [(fn("Device.release_primary_context"), "release"), (fn("Device.reset"), "reset")],
+                      "free by the context's release", prefix=True)
+
+
 def case_disabled(args, tmp):
     run(args, {"GPUMEMREC_PYTHON_STACKS": "0"}, program("nested"), tmp)
     b = Bundle(tmp)
