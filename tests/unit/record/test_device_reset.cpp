@@ -186,3 +186,45 @@ TEST(DeviceReset, OtherDevicesKeepRecordingMeanwhile) {
     apply_device_resets(dev);
   }
 }
+
+// Hostile: threads reset the device while others allocate and free on it
+// (the program's race, but ours must stay whole). Whatever each reset took,
+// the device's count ends equal to what its table lists, and a free of an
+// entry a reset took is a free of something unknown, not a double count.
+TEST(DeviceReset, ResetsRacingAllocationsKeepTheCountEqualToTheTable) {
+  Recorder* r = recorder();
+  constexpr int kDev = 34;
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> th;
+  for (int k = 0; k < 2; ++k)
+    th.emplace_back([&, k] {
+      const uint64_t base = 0x7e8000000000ull + (uint64_t(k) << 32);
+      for (uint64_t i = 0; !stop.load(std::memory_order_relaxed); ++i) {
+        const uint64_t a = base + ((i % 32) << 12);
+        if (i >= 32) {
+          PendingFree p = begin_free(a, MemoryType::kDevice);
+          end_free(HookId::cudaFree, p, a, kDev, 0, MemoryType::kDevice, monotonic_ns(), 0);
+        }
+        alloc(HookId::cudaMalloc, kDev, a, 4096);
+      }
+    });
+  for (int k = 0; k < 2; ++k)
+    th.emplace_back([&, k] {
+      for (int i = 0; i < 200; ++i) {
+        record_device_reset(k ? HookId::cudaDeviceReset : HookId::cuDevicePrimaryCtxReset_v2, kDev, monotonic_ns());
+        if (i % 3 == 0) apply_device_resets(kDev);
+        std::this_thread::yield();
+      }
+    });
+  for (size_t i = 2; i < th.size(); ++i) th[i].join();
+  stop.store(true);
+  th[0].join();
+  th[1].join();
+  apply_device_resets(kDev);
+  EXPECT_EQ(device_live_bytes(kDev), entries_of(r->live, kDev) * 4096);
+  record_device_reset(HookId::cudaDeviceReset, kDev, monotonic_ns());
+  apply_device_resets(kDev);
+  EXPECT_EQ(entries_of(r->live, kDev), 0u);
+  EXPECT_EQ(device_live_bytes(kDev), 0u);
+  EXPECT_EQ(g_resets_pending.count.load(), 0u);
+}
