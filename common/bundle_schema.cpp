@@ -48,6 +48,16 @@ E value_of(const Named<E> (&table)[N], std::string_view name, E other) {
 
 }  // namespace
 
+bool api_destroys_context(std::string_view api) {
+  static constexpr std::string_view kApis[] = {
+      "cudaDeviceReset",           "cuDevicePrimaryCtxReset",      "cuDevicePrimaryCtxReset_v2",
+      "cuDevicePrimaryCtxRelease", "cuDevicePrimaryCtxRelease_v2", "hipDeviceReset",
+      "hipDevicePrimaryCtxReset"};
+  for (std::string_view a : kApis)
+    if (api == a) return true;
+  return false;
+}
+
 const char* event_type_name(EventKind k) { return name_of(kEventKinds, k); }
 EventKind event_kind_from_name(std::string_view n) { return value_of(kEventKinds, n, EventKind::kOther); }
 const char* memory_type_name(MemoryType t) { return name_of(kMemoryTypes, t); }

@@ -70,6 +70,12 @@ enum class Backend : uint8_t { kCuda = 0, kHip = 1 };
 // stacks.json frame "kind".
 enum class FrameKind : uint8_t { kPython, kNative, kOther };
 
+// A "deallocation" (or "unmap") whose api is one of these is an allocation
+// the driver freed with a destroyed primary context: cudaDeviceReset,
+// cuDevicePrimaryCtxReset(_v2), cuDevicePrimaryCtxRelease(_v2) (the last
+// reference), hipDeviceReset, hipDevicePrimaryCtxReset.
+bool api_destroys_context(std::string_view api);
+
 const char* event_type_name(EventKind k);    // "allocation", "deallocation", "oom", ..., "other"
 EventKind event_kind_from_name(std::string_view name);
 const char* memory_type_name(MemoryType t);  // "device", "managed", "physical", "mapping", "other"

@@ -125,6 +125,23 @@ std::vector<ApiCount> api_counts(const Bundle& b) {
   return out;
 }
 
+std::vector<ContextDestruction> context_destructions(const Bundle& b) {
+  std::vector<ContextDestruction> out;
+  for (const Event& e : b.events) {
+    if (e.kind != EventKind::kFree || !api_destroys_context(b.strings.str(e.api))) continue;
+    auto it = std::find_if(out.begin(), out.end(), [&](const ContextDestruction& c) {
+      return c.device == e.device_id && c.stack_id == e.stack_id && c.api == b.strings.str(e.api);
+    });
+    if (it == out.end()) {
+      out.push_back(ContextDestruction{e.device_id, b.strings.str(e.api), e.stack_id, 0, 0, e.timestamp});
+      it = out.end() - 1;
+    }
+    ++it->allocations;
+    it->bytes += e.size;
+  }
+  return out;
+}
+
 std::pair<uint64_t, uint64_t> seq_range(const Bundle& b) {
   if (b.events.empty()) return {0, 0};
   uint64_t lo = b.events.front().seq, hi = lo;

@@ -36,6 +36,19 @@ struct ApiCount {
 };
 std::vector<ApiCount> api_counts(const model::Bundle& b);  // largest total first
 
+// A primary context destroyed in the bundle's window (a device reset, the
+// last primary-context release): what its frees released, per device, api
+// and stack, first in time order.
+struct ContextDestruction {
+  int32_t device = -1;
+  std::string api;
+  uint64_t stack_id = 0;
+  uint64_t allocations = 0;  // deallocation events (mappings not counted)
+  uint64_t bytes = 0;
+  double timestamp = 0;      // the first of its frees
+};
+std::vector<ContextDestruction> context_destructions(const model::Bundle& b);
+
 // Indices into b.allocations, oldest (lowest seq, then timestamp) first.
 // The lowest and highest seq of the bundle's events ({0, 0} when none):
 // events are in time order, and seq is not time order across threads.

@@ -88,6 +88,18 @@ std::string signal_requests_line(const SignalRequests& r) {
   return l + "\n";
 }
 
+// "device 0's primary context was destroyed by cudaDeviceReset (stack 7):
+// 4 allocations, 128.00 MiB freed with it, recorded at ...": said in words,
+// since a reset frees without a free per allocation (docs/bundle-format.md,
+// `api`; the time is when the recorder let them go).
+void text_context_destructions(const Bundle& b) {
+  for (const analysis::ContextDestruction& c : analysis::context_destructions(b))
+    out("  " + dev_name(c.device) + "'s primary context was destroyed by " + c.api +
+        (c.stack_id ? " (stack " + std::to_string(c.stack_id) + ")" : std::string()) + ": " +
+        std::to_string(c.allocations) + " allocations, " + format_bytes(c.bytes) + " freed with it, recorded at " +
+        utc_time(c.timestamp) + "\n");
+}
+
 void text_failure(const Bundle& b, const ReportOptions& o) {
   const Metadata& m = b.metadata;
   out("\nWHAT FAILED\n");
@@ -111,6 +123,7 @@ void text_failure(const Bundle& b, const ReportOptions& o) {
     out("  short by " + format_bytes(m.requested_bytes - *m.device_free_bytes) + "\n");
   out(recovery_line(b));
   if (m.failed_calls_before_dump) out("  failed calls before this dump: " + std::to_string(m.failed_calls_before_dump) + "\n");
+  text_context_destructions(b);
   if (m.frozen_after_failure_ms > 0)
     out("  state copied " + human_duration(m.frozen_after_failure_ms / 1e3) +
         " after the failure (earlier bundles were being written): what is live may have changed since\n");
@@ -428,6 +441,22 @@ void json_apis(JsonWriter& w, const Bundle& b) {
   w.EndArray();
 }
 
+void json_context_destructions(JsonWriter& w, const Bundle& b) {
+  w.Key("context_destructions");
+  w.StartArray();
+  for (const analysis::ContextDestruction& c : analysis::context_destructions(b)) {
+    w.StartObject();
+    json_kv(w, "device", int64_t(c.device));
+    json_kv(w, "api", c.api);
+    json_kv(w, "stack_id", c.stack_id);
+    json_kv(w, "allocations", c.allocations);
+    json_kv(w, "bytes", c.bytes);
+    json_kv(w, "timestamp", c.timestamp);
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
 void json_bundle(JsonWriter& w, const Bundle& b, const ReportOptions& o) {
   w.StartObject();
   json_header(w, b);
@@ -439,6 +468,7 @@ void json_bundle(JsonWriter& w, const Bundle& b, const ReportOptions& o) {
   json_curve(w, b);
   json_oldest(w, b, o);
   json_apis(w, b);
+  json_context_destructions(w, b);
   w.EndObject();
 }
 

@@ -2,9 +2,11 @@
 """Every path by which a program reaches the (fake) driver, under the real
 shim: the bundle names the right API and size, its live table equals the
 driver's own ledger, and its stacks name the program's own functions."""
+import json
+import subprocess
 import sys
 
-from gm_e2e import (Failure, Run, check, check_live_matches_ledger, check_stack_names, main, parse_kv, program, run)
+from gm_e2e import (TOOL, Failure, Run, check, check_live_matches_ledger, check_stack_names, main, parse_kv, program, run)
 
 CHUNK = 16 << 20
 
@@ -158,6 +160,14 @@ def device_reset(mode):
         last = max(range(len(b.events)), key=lambda i: (b.events[i]["api"] == reset_api, i))
         check(b.events[last]["memory_allocated"] == 0,
               "memory_allocated %s after the reset" % b.events[last]["memory_allocated"])
+        # The report says it in words, and in its JSON.
+        rep = subprocess.run([TOOL, "report", b.path], capture_output=True, text=True, timeout=60).stdout
+        check("device 0's primary context was destroyed by %s " % reset_api in rep and
+              "%d allocations, " % len(freed) in rep, "the report does not say the context was destroyed:\n" + rep)
+        js = json.loads(subprocess.run([TOOL, "report", "--json", b.path], capture_output=True, text=True,
+                                       timeout=60).stdout)
+        check([(c["api"], c["allocations"], c["bytes"]) for c in js["context_destructions"]] ==
+              [(reset_api, len(freed), sum(freed.values()))], "report --json: %s" % js["context_destructions"])
     return case
 
 

@@ -74,3 +74,14 @@ TEST(BundleSchema, KeysAreUniqueJsonNames) {
 
 }  // namespace
 }  // namespace gpumemrec
+
+// The calls whose frees are a destroyed context's (bundle-format.md, `api`):
+// every hook that destroys one, and nothing that frees one allocation.
+TEST(BundleSchema, ContextDestroyingApis) {
+  for (const char* a : {"cudaDeviceReset", "cuDevicePrimaryCtxReset", "cuDevicePrimaryCtxReset_v2",
+                        "cuDevicePrimaryCtxRelease", "cuDevicePrimaryCtxRelease_v2", "hipDeviceReset",
+                        "hipDevicePrimaryCtxReset"})
+    EXPECT_TRUE(gpumemrec::api_destroys_context(a)) << a;
+  for (const char* a : {"cudaFree", "cuMemFree_v2", "cuMemRelease", "hipFree", "cuDevicePrimaryCtxRetain", ""})
+    EXPECT_FALSE(gpumemrec::api_destroys_context(a)) << a;
+}
