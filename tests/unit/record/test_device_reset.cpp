@@ -46,6 +46,19 @@ void alloc(HookId api, int device, uint64_t address, uint64_t size, MemoryType t
   record_alloc(api, device, address, size, 0, type, monotonic_ns(), 0);
 }
 
+// A thread's churn until `stop`: 4 KiB allocations at `slots` addresses
+// from `base` on `dev`, each freed `slots` allocations later.
+void churn(const std::atomic<bool>& stop, int dev, uint64_t base, uint64_t slots) {
+  for (uint64_t i = 0; !stop.load(std::memory_order_relaxed); ++i) {
+    const uint64_t a = base + ((i % slots) << 12);
+    if (i >= slots) {
+      PendingFree p = begin_free(a, MemoryType::kDevice);
+      end_free(HookId::cudaFree, p, a, dev, 0, MemoryType::kDevice, monotonic_ns(), 0);
+    }
+    alloc(HookId::cudaMalloc, dev, a, 4096);
+  }
+}
+
 }  // namespace
 
 // The reset comes from one thread; the device's next allocation, on
@@ -161,18 +174,7 @@ TEST(DeviceReset, OtherDevicesKeepRecordingMeanwhile) {
   std::atomic<bool> stop{false};
   std::vector<std::thread> th;
   for (int k = 0; k < 3; ++k)
-    th.emplace_back([&, k] {
-      const int dev = 32 + (k % 2);
-      const uint64_t base = 0x7e6000000000ull + (uint64_t(k) << 32);
-      for (uint64_t i = 0; !stop.load(std::memory_order_relaxed); ++i) {
-        const uint64_t a = base + ((i % 64) << 12);
-        if (i >= 64) {
-          PendingFree p = begin_free(a, MemoryType::kDevice);
-          end_free(HookId::cudaFree, p, a, dev, 0, MemoryType::kDevice, monotonic_ns(), 0);
-        }
-        alloc(HookId::cudaMalloc, dev, a, 4096);
-      }
-    });
+    th.emplace_back([&, k] { churn(stop, 32 + (k % 2), 0x7e6000000000ull + (uint64_t(k) << 32), 64); });
   record_device_reset(HookId::cudaDeviceReset, kReset, monotonic_ns());
   const uint64_t n = apply_device_resets(kReset);
   stop.store(true);
@@ -197,17 +199,7 @@ TEST(DeviceReset, ResetsRacingAllocationsKeepTheCountEqualToTheTable) {
   std::atomic<bool> stop{false};
   std::vector<std::thread> th;
   for (int k = 0; k < 2; ++k)
-    th.emplace_back([&, k] {
-      const uint64_t base = 0x7e8000000000ull + (uint64_t(k) << 32);
-      for (uint64_t i = 0; !stop.load(std::memory_order_relaxed); ++i) {
-        const uint64_t a = base + ((i % 32) << 12);
-        if (i >= 32) {
-          PendingFree p = begin_free(a, MemoryType::kDevice);
-          end_free(HookId::cudaFree, p, a, kDev, 0, MemoryType::kDevice, monotonic_ns(), 0);
-        }
-        alloc(HookId::cudaMalloc, kDev, a, 4096);
-      }
-    });
+    th.emplace_back([&, k] { churn(stop, kDev, 0x7e8000000000ull + (uint64_t(k) << 32), 32); });
   for (int k = 0; k < 2; ++k)
     th.emplace_back([&, k] {
       for (int i = 0; i < 200; ++i) {
