@@ -395,8 +395,10 @@ FAKE_EXPORT cudaError_t CUDARTAPI cudaDeviceSynchronize(void) {
 // "Destroy all allocations and reset all state on the current device in the
 // current process": NVIDIA's runtime is closed source; this one resets the
 // device's primary context through the driver call documented to do that
-// (cuDevicePrimaryCtxReset), keeps its reference to the context, and binds
-// it again at the thread's next call.
+// (cuDevicePrimaryCtxReset; UCX's maintainers note that cudaDeviceReset
+// behaves as cuDevicePrimaryCtxReset when the primary context is current,
+// openucx/ucx#9359), keeps its reference to the context, and binds it again
+// at the thread's next call.
 FAKE_EXPORT cudaError_t CUDARTAPI cudaDeviceReset(void) {
   if (cudaError_t e = ensure_init()) return record(e);
   if (g_drv.cuDevicePrimaryCtxReset == nullptr) return record(cudaErrorCallRequiresNewerDriver);
