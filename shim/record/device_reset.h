@@ -45,7 +45,8 @@ void record_device_reset(HookId api, int device, uint64_t t0_ns);
 // (memory short) the release stays pending and nothing is lost.
 uint64_t apply_device_resets(int device);
 
-// Before an allocation call on `device` records.
+// Before an allocation call on `device` records. An unknown device (-1)
+// applies every device's: the allocation may be on the reset one.
 inline void apply_device_resets_before_alloc(int device) {
   if (__builtin_expect(g_resets_pending.count.load(std::memory_order_relaxed) != 0, 0)) apply_device_resets(device);
 }
