@@ -8,6 +8,12 @@
 //       Prints: RESULT mode=pairs threads=T depth=D pairs=N
 //               cpu_ns_per_pair=<thread CPU time / pairs, mean over threads>
 //               wall_ns_per_pair=<wall time of the slowest thread / N>
+//   alloc_bench pairs ... --procs P
+//       The same in P processes of T threads each (forked before any CUDA
+//       call, released together once all have warmed up): mean over all
+//       P x T threads. Processes share no memory the recorder writes, so
+//       their slowdown with P is the machine's own; run_bench.py reads
+//       T threads of one process beside T such processes.
 //   alloc_bench mem    [--pairs N] [--depth D]
 //       Single thread, N pairs, then prints the process's VmRSS / VmSize:
 //       MEM rss_kb=<n> vm_kb=<n> events=<2N>
@@ -36,7 +42,11 @@
 #include <cuda_runtime_api.h>
 #include <dirent.h>
 #include <pthread.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
 
 #include <atomic>
 #include <cinttypes>
@@ -66,6 +76,7 @@ uint64_t clock_ns(clockid_t id) {
 struct Options {
   std::string mode = "pairs";
   int threads = 1;
+  int procs = 1;  // pairs --procs
   uint64_t pairs = 100000;
   uint64_t warmup = 2000;
   int depth = 0;
@@ -139,8 +150,16 @@ std::vector<void*> make_live(uint64_t n) {
   return live;
 }
 
-int run_pairs(const Options& opt) {
-  std::vector<void*> live = make_live(opt.pre_live);
+// What the timed threads of one process measured.
+struct Timed {
+  uint64_t cpu_ns = 0;  // summed over the threads
+  uint64_t first = UINT64_MAX, last = 0;  // CLOCK_MONOTONIC: the earliest start, the latest end
+};
+
+// Runs opt.threads workers; `released()` is called once every one has
+// warmed up and returns when they may start the timed pairs.
+template <typename Released>
+Timed run_workers(const Options& opt, Released&& released) {
   std::atomic<int> ready{0};
   std::atomic<bool> go{false};
   std::vector<Worker> workers(size_t(opt.threads));
@@ -152,20 +171,93 @@ int run_pairs(const Options& opt) {
     threads.emplace_back([&w, &opt] { bench_descend(opt.depth, &w); });
   }
   while (ready.load() < opt.threads) std::this_thread::yield();
+  released();
   go.store(true, std::memory_order_release);
   for (auto& t : threads) t.join();
-  uint64_t cpu = 0, first = UINT64_MAX, last = 0;
+  Timed r;
   for (auto& w : workers) {
-    cpu += w.cpu_ns;
-    if (w.start_ns < first) first = w.start_ns;
-    if (w.end_ns > last) last = w.end_ns;
+    r.cpu_ns += w.cpu_ns;
+    if (w.start_ns < r.first) r.first = w.start_ns;
+    if (w.end_ns > r.last) r.last = w.end_ns;
   }
+  return r;
+}
+
+void print_pairs(const Options& opt, const Timed& t, size_t live, int procs) {
   const double pairs = double(opt.pairs);
-  std::printf("RESULT mode=pairs threads=%d depth=%d pairs=%" PRIu64 " live=%zu cpu_ns_per_pair=%.1f"
+  std::printf("RESULT mode=pairs threads=%d procs=%d depth=%d pairs=%" PRIu64 " live=%zu cpu_ns_per_pair=%.1f"
               " wall_ns_per_pair=%.1f\n",
-              opt.threads, opt.depth, opt.pairs, live.size(), double(cpu) / double(opt.threads) / pairs,
-              double(last - first) / pairs);
+              opt.threads, procs, opt.depth, opt.pairs, live,
+              double(t.cpu_ns) / double(opt.threads) / double(procs) / pairs, double(t.last - t.first) / pairs);
+}
+
+int run_pairs(const Options& opt) {
+  std::vector<void*> live = make_live(opt.pre_live);
+  const Timed t = run_workers(opt, [] {});
+  print_pairs(opt, t, live.size(), 1);
   for (void* p : live) release(p);
+  return 0;
+}
+
+bool full_io(ssize_t (*io)(int, void*, size_t), int fd, void* buf, size_t n) {
+  auto* b = static_cast<char*>(buf);
+  while (n) {
+    const ssize_t k = io(fd, b, n);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return false;
+    b += k;
+    n -= size_t(k);
+  }
+  return true;
+}
+ssize_t write_some(int fd, void* b, size_t n) { return write(fd, b, n); }
+
+// pairs --procs P: P processes of opt.threads threads each, forked before
+// any CUDA call, so they share no memory the recorder writes (each warms up
+// its own copy of the ring). They are released together (the parent closes
+// the "go" pipe once every child said it is ready) and the result is the
+// mean over all their threads: what the machine itself does to the same
+// work as more of it runs at once (clock boost, the hypervisor, shared
+// caches), beside which run_bench.py reads T threads of one process.
+int run_pairs_in_processes(const Options& opt) {
+  int ready[2], go[2], out[2];
+  if (pipe(ready) || pipe(go) || pipe(out)) die("pipe", errno);
+  std::vector<pid_t> kids;
+  for (int k = 0; k < opt.procs; ++k) {
+    const pid_t pid = fork();
+    if (pid < 0) die("fork", errno);
+    if (pid == 0) {
+      close(go[1]);
+      const Timed t = run_workers(opt, [&] {
+        char c = 1, x;
+        if (!full_io(write_some, ready[1], &c, 1)) _exit(3);
+        while (read(go[0], &x, 1) < 0 && errno == EINTR) {
+        }
+      });
+      _exit(full_io(write_some, out[1], const_cast<Timed*>(&t), sizeof t) ? 0 : 4);
+    }
+    kids.push_back(pid);
+  }
+  close(ready[1]);
+  close(out[1]);
+  close(go[0]);
+  char c;
+  for (int k = 0; k < opt.procs; ++k)
+    if (!full_io(read, ready[0], &c, 1)) die("a child before its timed pairs", 0);
+  close(go[1]);  // every child's read returns 0: all start together
+  Timed all;
+  for (int k = 0; k < opt.procs; ++k) {
+    Timed t;
+    if (!full_io(read, out[0], &t, sizeof t)) die("a child's result", 0);
+    all.cpu_ns += t.cpu_ns;
+    if (t.first < all.first) all.first = t.first;
+    if (t.last > all.last) all.last = t.last;
+  }
+  for (pid_t pid : kids) {
+    int st = 0;
+    if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0) die("a child", st);
+  }
+  print_pairs(opt, all, 0, opt.procs);
   return 0;
 }
 
@@ -336,6 +428,7 @@ int main(int argc, char** argv) {
   for (; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--threads") opt.threads = int(arg_u64(i, argc, argv));
+    else if (a == "--procs") opt.procs = int(arg_u64(i, argc, argv));
     else if (a == "--pairs") opt.pairs = arg_u64(i, argc, argv);
     else if (a == "--warmup") opt.warmup = arg_u64(i, argc, argv);
     else if (a == "--depth") opt.depth = int(arg_u64(i, argc, argv));
@@ -353,7 +446,7 @@ int main(int argc, char** argv) {
   if (opt.threads < 1) opt.threads = 1;
   if (opt.sites < 1 || opt.sites > (1u << kSiteLevels)) opt.sites = 1u << kSiteLevels;
   setvbuf(stdout, nullptr, _IOLBF, 0);
-  if (opt.mode == "pairs") return run_pairs(opt);
+  if (opt.mode == "pairs") return opt.procs > 1 ? run_pairs_in_processes(opt) : run_pairs(opt);
   if (opt.mode == "mem") return run_mem(opt);
   if (opt.mode == "dump") return run_dump(opt);
   std::fprintf(stderr, "alloc_bench: unknown mode %s\n", opt.mode.c_str());

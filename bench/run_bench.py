@@ -152,13 +152,18 @@ def null_jobs(r, args, argv):
         for label, env in settings:
             for t in (int(x) for x in args.null_threads.split(",")):
                 cmd = sched + argv(t, args.pairs, warm_ring(t))
-                rows.append((prefix + label, t, r.job("null", cmd, env), r.job("null", cmd, None)))
+                # The same work in t one-thread processes that run at once
+                # (alloc_bench --procs): nothing the recorder writes is
+                # shared, so their cost over 1 thread is the machine's own.
+                pcmd = sched + argv(1, args.pairs // t, warm_ring(1)) + ["--procs", str(t)] if t > 1 else None
+                procs = (r.job("null", pcmd, env), r.job("null", pcmd, None)) if pcmd else None
+                rows.append((prefix + label, t, r.job("null", cmd, env), r.job("null", cmd, None), procs))
     # The first pass over a fresh ring: its pages are faulted in by the
     # calls that first write them (4 MiB for the default ring; on a VM the
     # hypervisor's first touch too), once per process. Timed alone, so the
     # rows above (warmed over a whole ring) show the steady state.
     cmd = argv(1, RING_EVENTS // 2, "0")
-    rows.append(("ring 1st pass", 1, r.job("null", cmd, settings[0][1]), r.job("null", cmd, None)))
+    rows.append(("ring 1st pass", 1, r.job("null", cmd, settings[0][1]), r.job("null", cmd, None), None))
     return rows
 
 
@@ -216,33 +221,50 @@ def warm_ring(threads):
     return str(max(2000, RING_EVENTS // threads))
 
 
+def added_per_call(sj, bj, f="cpu_ns_per_pair"):
+    """Per repetition: (with shim - floor) / 2, the recorder's cost per call."""
+    return [(float(a[f]) - float(b[f])) / 2 for a, b in zip(sj.results, bj.results) if a and b]
+
+
 def print_null(w, rows):
     """Per call (a pair is 2 calls): the floor, with the shim, what the shim
     adds (median and spread of the per-repetition differences), the ratio to
     the floor and the added cost's ratio to 1 thread of the same setting.
-    Target: stacks off, 2..16 threads within 1.2x of 1 thread."""
+    Target: stacks off, 2..16 threads within 1.2x of 1 thread. Beside each
+    row of T > 1 threads, the same work in T one-thread processes at once
+    (nothing the recorder writes is shared between them): "procs/T=1" is what
+    the machine itself does to the recorder's cost with T of them running,
+    and "threads/procs" what is left for the threads of one process to share."""
     f = "cpu_ns_per_pair"
     w("")
     w("null driver (bench/null_cudart.cpp: lock-free alloc/free, nothing shared between threads): ns per recorded"
-      " call = thread CPU time / calls, mean over threads; floor = the same program without the shim, same run")
-    hdr = "%-18s %3s %10s %10s %20s %8s %10s %s" % (
-        "setting", "T", "floor", "with shim", "added (min..max)", "x floor", "added/T=1", "target")
+      " call = thread CPU time / calls, mean over threads; floor = the same program without the shim, same run;"
+      " procs = the recorder's added cost in T one-thread processes running at once (alloc_bench --procs)")
+    hdr = "%-18s %3s %7s %9s %18s %7s %9s %9s %9s %s" % (
+        "setting", "T", "floor", "with shim", "added (min..max)", "x floor", "added/T=1", "procs/T=1",
+        "thr/procs", "target")
     w(hdr)
     w("-" * len(hdr))
     one = {}
-    for label, t, sj, bj in rows:
-        d = [(float(a[f]) - float(b[f])) / 2 for a, b in zip(sj.results, bj.results) if a and b]
+    for label, t, sj, bj, procs in rows:
+        d = added_per_call(sj, bj)
         base, shim, added = med(values(bj, f)), med(values(sj, f)), med(d)
         if t == 1:
             one[label] = added
         ratio = added / one[label] if added is not None and one.get(label) else None
+        pratio = tp = None
+        if procs:
+            padded = med(added_per_call(*procs))
+            pratio = padded / one[label] if padded and one.get(label) else None
+            tp = added / padded if added is not None and padded else None
         target = ""
         if label.endswith("stacks off") and t > 1 and ratio is not None:
             target = "<= 1.2x: " + ("yes" if ratio <= 1.2 else "NO")
-        w("%-18s %3d %10s %10s %20s %8s %10s %s" % (
+        w("%-18s %3d %7s %9s %18s %7s %9s %9s %9s %s" % (
             label, t, fmt_ns(base and base / 2), fmt_ns(shim and shim / 2),
             "%s (%s..%s)" % (fmt_ns(added), fmt_ns(min(d) if d else None), fmt_ns(max(d) if d else None)),
-            "%.2f" % (shim / base) if base and shim else "n/a", "%.2fx" % ratio if ratio else "n/a", target))
+            "%.2f" % (shim / base) if base and shim else "n/a", "%.2fx" % ratio if ratio else "n/a",
+            "%.2fx" % pratio if pratio else "", "%.2fx" % tp if tp else "", target))
 
 
 def python_stacks_available(r):
