@@ -165,6 +165,7 @@ Recorder* recorder() { return ensure_init(); }
 
 void recorder_atfork_prepare() {
   if (!g_recorder) return;
+  stack_capture_before_fork();
   g_recorder->live.lock_all();
   g_recorder->handles.lock_all();
   g_recorder->mappings.lock_all();
@@ -174,6 +175,7 @@ void recorder_atfork_parent() {
   g_recorder->mappings.unlock_all();
   g_recorder->handles.unlock_all();
   g_recorder->live.unlock_all();
+  stack_capture_after_fork_parent();
 }
 void recorder_atfork_child() {
   t_tid = 0;  // the child's only thread has a new id

@@ -10,6 +10,7 @@
 #include "shim/base/hook_table.h"
 #include "shim/base/log.h"
 #include "shim/base/self_module.h"
+#include "shim/record/unwind_guard.h"
 
 namespace gpumemrec {
 
@@ -18,6 +19,7 @@ namespace {
 using BacktraceFn = int (*)(void**, int);
 std::atomic<BacktraceFn> g_backtrace{nullptr};
 const char* g_backend = "none";
+UnwindGuard g_guard;  // whether a forked child may keep libunwind (unwind_guard.h)
 
 int glibc_backtrace(void** buf, int n) { return backtrace(buf, n); }
 
@@ -35,6 +37,15 @@ void* open_bundled_libunwind() {
   if (dir.empty()) return nullptr;
   if (!dlopen("liblzma.so.5", RTLD_NOW | RTLD_LOCAL)) dlopen((dir + "/liblzma.so.5").c_str(), RTLD_NOW | RTLD_LOCAL);
   return dlopen((dir + "/libunwind.so.8").c_str(), RTLD_NOW | RTLD_LOCAL);
+}
+
+// Whether the program had loaded libunwind.so.8 before us (its threads may
+// then hold libunwind's locks at a fork: unwind_guard.h). The bundled copy
+// has the same soname, so one look covers both.
+bool libunwind_already_loaded() {
+  void* h = dlopen("libunwind.so.8", RTLD_LAZY | RTLD_NOLOAD);
+  if (h) dlclose(h);
+  return h != nullptr;
 }
 
 void* open_libunwind(Unwinder which) {
@@ -65,8 +76,10 @@ void stack_capture_init(Unwinder which) {
   // interceptor; the TSan build uses glibc's unwinder instead.
   which = Unwinder::kGlibc;
 #endif
+  const bool shared = which != Unwinder::kGlibc && libunwind_already_loaded();
   if (void* h = which == Unwinder::kGlibc ? nullptr : open_libunwind(which))
     fn = reinterpret_cast<BacktraceFn>(real_dlsym()(h, "unw_backtrace"));
+  if (fn) g_guard.init(shared);
   // Prime glibc's unwinder now (its first call loads libgcc_s): it is the
   // fallback here and the unwinder of forked children.
   void* tmp[2];
@@ -86,11 +99,19 @@ void stack_capture_init(Unwinder which) {
 
 const char* stack_capture_backend() { return g_backend; }
 
+void stack_capture_before_fork() { g_guard.before_fork(); }
+void stack_capture_after_fork_parent() { g_guard.after_fork_parent(); }
+
 void stack_capture_after_fork() {
-  if (g_backtrace.load(std::memory_order_acquire) == nullptr) return;  // stacks off
+  const BacktraceFn fn = g_backtrace.load(std::memory_order_acquire);
+  if (fn == nullptr) return;  // stacks off
+  const bool keep = g_guard.after_fork_child();  // always: it re-arms the guard for the child's forks
+  if (fn == glibc_backtrace || keep) return;
   g_backtrace.store(glibc_backtrace, std::memory_order_release);
   g_backend = "glibc backtrace";
 }
+
+bool stack_capture_child_keeps_libunwind() { return g_guard.on(); }
 
 uint32_t capture_native_stack(uint64_t* out, int depth) {
   BacktraceFn fn = g_backtrace.load(std::memory_order_acquire);
@@ -100,7 +121,15 @@ uint32_t capture_native_stack(uint64_t* out, int depth) {
   void* buf[kMaxStackDepth + kSlack];
   int want = depth + kSlack;
   if (want > int(sizeof buf / sizeof buf[0])) want = int(sizeof buf / sizeof buf[0]);
-  int n = fn(buf, want);
+  int n;
+  if (fn == glibc_backtrace) {
+    n = fn(buf, want);
+  } else if (g_guard.enter()) {
+    n = fn(buf, want);
+    g_guard.leave();
+  } else {
+    n = glibc_backtrace(buf, want);  // a fork is under way: not into libunwind now
+  }
   int i = 0;
   while (i < n && address_in_self(reinterpret_cast<uint64_t>(buf[i]))) ++i;
   uint32_t out_n = 0;

@@ -26,11 +26,16 @@ void stack_capture_init(Unwinder which);
 // environment.json config.unwinder).
 const char* stack_capture_backend();
 
-// In a forked child: another thread of the parent may have held one of
-// libunwind's internal locks (its memory pool, its caches) at the fork, and
-// no atfork handler of ours can take those. The child therefore unwinds with
-// glibc's backtrace() from then on.
-void stack_capture_after_fork();
+// fork (unwind_guard.h): another thread of ours may have been inside
+// libunwind, holding one of its locks, at the fork. The prepare handler
+// makes sure every thread's call into libunwind is either visible or not
+// started; the child keeps libunwind when none was inside, and unwinds with
+// glibc's backtrace() from then on when one was (or when the guard is off).
+void stack_capture_before_fork();
+void stack_capture_after_fork_parent();
+void stack_capture_after_fork();  // in the child
+// Whether this process's forked children may keep libunwind (tests, docs).
+bool stack_capture_child_keeps_libunwind();
 
 // Writes at most `depth` return addresses (innermost first) to out.
 uint32_t capture_native_stack(uint64_t* out, int depth);

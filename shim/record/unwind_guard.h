@@ -1,0 +1,97 @@
+// Whether a forked child may go on unwinding with libunwind: the marks that
+// say no thread of ours was inside libunwind at the fork.
+//
+// The hazard. libunwind takes locks of its own (its memory pool, the global
+// DWARF cache, the pthread_once of a thread's trace cache). A thread of the
+// parent that held one at the fork leaves it held for ever in the child, and
+// the child's first unwind waits on it. No atfork handler of ours can take
+// locks it cannot name.
+//
+// What we do instead (an asymmetric Dekker handshake):
+//  - every call of ours into libunwind is bracketed by enter()/leave(),
+//    which set and clear a mark on a line of the calling thread's own (the
+//    first kExclusive threads each have one; later threads share the last
+//    one, with atomic counts);
+//  - the fork's prepare handler raises `pending`, then runs
+//    membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED): a full barrier on every
+//    running thread of the process (Linux >= 4.14). After it, a thread about
+//    to enter libunwind sees `pending` and unwinds that one call with glibc's
+//    backtrace() instead, and a thread already inside has its mark visible;
+//  - the prepare handler then waits, at most kForkWaitNs, for a thread
+//    still inside to come out (a few microseconds unless it was preempted);
+//  - the child sees the marks as they were at the fork: all clear, nothing
+//    of ours was inside libunwind, and it keeps libunwind (the fast path, ten
+//    times cheaper per frame); one set (a thread was inside, or the forking
+//    thread itself, from a signal handler), it unwinds with glibc from then
+//    on, as every child did before.
+// The hot path pays a store to its own line, a compiler barrier and a read
+// of a line written only at a fork; the barrier's cost is the fork's.
+//
+// Where the guard is off (membarrier refused: a kernel before 4.14, a
+// seccomp filter; or libunwind was loaded by the program before us, so its
+// own threads may hold those locks at a fork), children unwind with glibc.
+// Lifetime hazard, not covered: a library the program loads later that uses
+// the same libunwind (the loader hands it ours) may hold its locks at a fork.
+#pragma once
+#include <atomic>
+#include <cstdint>
+
+#include "shim/base/tls.h"
+
+namespace gpumemrec {
+
+class UnwindGuard {
+ public:
+  static constexpr unsigned kMarks = 256;
+  static constexpr unsigned kExclusive = kMarks - 1;  // threads 1..255; later ones share the last mark
+  static constexpr uint64_t kForkWaitNs = 2000000;  // before_fork waits at most this for a thread inside
+
+  // At start-up, once libunwind is chosen: `shared_with_program` when the
+  // program had loaded libunwind before us. Registers membarrier; the guard
+  // is on only if that worked and libunwind is ours alone.
+  void init(bool shared_with_program);
+  bool on() const { return on_; }
+
+  // Around a call into libunwind. enter() false: a fork is under way, use
+  // glibc for this call (nothing to leave()).
+  bool enter() {
+    if (!on_) return true;
+    unsigned i = t_thread_;
+    if (i == 0) i = t_thread_ = threads_.fetch_add(1, std::memory_order_relaxed) + 1;
+    Mark& m = marks_[i <= kExclusive ? i - 1 : kExclusive];
+    if (i <= kExclusive) m.n.store(1, std::memory_order_relaxed);
+    else m.n.fetch_add(1, std::memory_order_relaxed);
+    std::atomic_signal_fence(std::memory_order_seq_cst);  // the other half is membarrier (before_fork)
+    if (pending_.load(std::memory_order_relaxed) == 0) return true;
+    leave();
+    return false;
+  }
+  void leave() {
+    if (!on_) return;
+    const unsigned i = t_thread_;
+    if (i <= kExclusive) marks_[i - 1].n.store(0, std::memory_order_release);
+    else marks_[kExclusive].n.fetch_sub(1, std::memory_order_release);
+  }
+
+  // pthread_atfork: prepare (raise `pending`, then the barrier), parent.
+  void before_fork();
+  void after_fork_parent() { pending_.fetch_sub(1, std::memory_order_relaxed); }
+  // In the child: true when no mark was set at the fork (the child may keep
+  // libunwind). Re-registers membarrier for the child's own forks.
+  bool after_fork_child();
+
+ private:
+  bool marks_clear() const;
+  bool own_mark_set() const;
+  struct alignas(128) Mark {  // 128: the adjacent-line prefetcher pairs lines
+    std::atomic<uint32_t> n{0};
+  };
+  static GM_TLS unsigned t_thread_;  // 1-based thread number; 0: none yet
+  bool on_ = false;        // written at init and in a fork's child (one thread)
+  bool barrier_ok_ = false;  // the last before_fork's barrier ran (the forking thread's)
+  Mark marks_[kMarks];
+  alignas(128) std::atomic<unsigned> threads_{0};
+  alignas(128) std::atomic<int> pending_{0};  // forks under way (prepare .. parent)
+};
+
+}  // namespace gpumemrec
