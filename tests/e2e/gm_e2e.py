@@ -139,6 +139,33 @@ def print_sanitizer_reports(argv, stderr, limit=16000):
                          (os.path.basename(str(argv[0])), stderr[m.start():m.start() + limit]))
 
 
+def system_has_libunwind():
+    out = subprocess.run(["/sbin/ldconfig", "-p"], capture_output=True, text=True).stdout
+    return any(l.strip().startswith("libunwind.so.8 ") for l in out.splitlines())
+
+
+def auto_unwinder():
+    """What GPUMEMREC_UNWINDER=auto gives in this build (environment.json
+    config.unwinder): the system's libunwind, else the bundled copy beside the
+    library, else glibc's backtrace; always glibc under ThreadSanitizer
+    (shim/record/stack_capture.cpp)."""
+    if "tsan" in PRELOAD_PREFIX:
+        return "glibc backtrace"
+    if system_has_libunwind():
+        return "libunwind"
+    return "libunwind (bundled)" if os.path.exists(os.path.join(BUILD, "bin", "libunwind.so.8")) else "glibc backtrace"
+
+
+def membarrier_usable():
+    """membarrier(MEMBARRIER_CMD_QUERY) lists PRIVATE_EXPEDITED (x86-64
+    syscall 324, Linux >= 4.14): what lets a forked child keep libunwind
+    (shim/record/unwind_guard.h)."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    cmds = libc.syscall(324, 0, 0, 0)
+    return cmds > 0 and bool(cmds & 8)
+
+
 def program(name):
     path = os.path.join(PROGRAMS, name)
     check(os.path.exists(path), "missing test program " + path)

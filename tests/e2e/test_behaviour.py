@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 from gm_e2e import (BUILD, E2E_BIN, PRELOAD_PREFIX, RUN_TIMEOUT_S, Failure, check, check_live_matches_ledger, main,
-                    normalized, preload_env, program, run)
+                    normalized, preload_env, program, run, system_has_libunwind)
 
 CHUNK = 16 << 20
 
@@ -131,11 +131,6 @@ def stack_depth_off():
     b = r.only_bundle()
     b.check_well_formed()
     check(all(e["stack_id"] == 0 for e in b.events), "stacks recorded with STACK_DEPTH=0")
-
-
-def system_has_libunwind():
-    out = subprocess.run(["/sbin/ldconfig", "-p"], capture_output=True, text=True).stdout
-    return any(l.strip().startswith("libunwind.so.8 ") for l in out.splitlines())
 
 
 def unwinders():

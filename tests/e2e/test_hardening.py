@@ -20,8 +20,8 @@ import tempfile
 import threading
 import time
 
-from gm_e2e import (BUILD, PRELOAD_PREFIX, RUN_TIMEOUT_S, SHIM, Bundle, Failure, base_env, check,
-                    check_live_matches_ledger, main, normalized, preload_env, program, run)
+from gm_e2e import (BUILD, PRELOAD_PREFIX, RUN_TIMEOUT_S, SHIM, Bundle, Failure, auto_unwinder, base_env, check,
+                    check_live_matches_ledger, main, membarrier_usable, normalized, preload_env, program, run)
 
 SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 HARD = os.path.join(BUILD, "tests", "hardening")
@@ -262,6 +262,36 @@ def fork_threads():
         check("_%d_rocm_1" % pid in b.name, "child bundle name %s lacks its pid / seq 1" % b.name)
 
 
+def fork_unwind_churn():
+    """Forks while the parent's threads are inside libunwind on its locks
+    (each call on a new thread: a new trace cache, DWARF look-ups), and each
+    child first allocates on a new thread of its own (the same locks):
+    no child hangs, each writes its bundle, and each unwinds with libunwind
+    or, when a parent thread was still inside at the fork, with glibc
+    (shim/record/unwind_guard.h)."""
+    if "tsan" in PRELOAD_PREFIX or "asan" in PRELOAD_PREFIX:
+        return "skip"  # as fork_threads: the sanitizer runtimes' own locks at a threaded fork
+    r = run([hard("fork_stress"), "4", "12", str(16 << 20), "churn"], capacity=64 << 20, timeout=240,
+            env_extra={"GPUMEMREC_MAX_DUMPS": "0", "GPUMEMREC_MAX_TOTAL_MB": "0"})
+    check(r.rc == 0 and "DONE hung=0 bad=0" in r.stdout, "fork_stress churn: rc %d\n%s\n%s" % (
+        r.rc, r.stdout[-1500:], r.stderr[-1500:]))
+    pids = [int(m) for m in re.findall(r"CHILD pid=(\d+) status=0", r.stdout)]
+    check(len(pids) == 12, "expected 12 children: %s" % r.stdout)
+    by_pid = {}
+    for b in all_bundles(r):
+        by_pid.setdefault(b.manifest["pid"], []).append(b)
+    allowed = {auto_unwinder(), "glibc backtrace"}
+    kept = 0
+    for pid in pids:
+        bs = by_pid.get(pid, [])
+        check(len(bs) == 1, "child %d wrote %d bundles" % (pid, len(bs)))
+        bs[0].check_well_formed()
+        got = bs[0].json("environment.json")["config"]["unwinder"]
+        check(got in allowed, "child %d unwound with %r (expected one of %s)" % (pid, got, sorted(allowed)))
+        kept += got != "glibc backtrace"
+    print("fork_unwind_churn: %d of %d children kept %s" % (kept, len(pids), auto_unwinder()))
+
+
 def follow_exec(on):
     def case():
         target = [program("rt_linked"), "cudaMalloc", str(CHUNK)]
@@ -289,9 +319,17 @@ def python_mp(method):
         check(r.rc == 0, "mp_children %s exited %d\n%s\n%s" % (method, r.rc, r.stdout, r.stderr[-2000:]))
         pids = [int(p) for p in re.findall(r"CHILD pid=(\d+) rc=2", r.stdout)]
         check(len(pids) == 3, "children: %s" % r.stdout)
-        got = {b.manifest["pid"] for b in all_bundles(r)}
+        got = {b.manifest["pid"]: b for b in all_bundles(r)}
         for pid in pids:
             check(pid in got, "child %d wrote no bundle (bundles from %s)" % (pid, sorted(got)))
+        # No thread of the parent is inside libunwind when multiprocessing
+        # forks from its main thread: a forked child keeps the parent's
+        # unwinder (before, every forked child fell back to glibc's, about
+        # ten times slower per call; shim/record/unwind_guard.h).
+        want = auto_unwinder() if method == "spawn" or membarrier_usable() else "glibc backtrace"
+        for pid in pids:
+            unw = got[pid].json("environment.json")["config"]["unwinder"]
+            check(unw == want, "%s child %d unwound with %r, expected %r" % (method, pid, unw, want))
     return case
 
 
@@ -1018,7 +1056,7 @@ def relative_dir_chdir():
 CASES = {
     "fidelity_all": fidelity_all,
     "concurrency": concurrency, "dump_while_running": dump_while_running,
-    "fork_threads": fork_threads, "follow_exec_1": follow_exec("1"), "follow_exec_0": follow_exec("0"),
+    "fork_threads": fork_threads, "fork_unwind_churn": fork_unwind_churn, "follow_exec_1": follow_exec("1"), "follow_exec_0": follow_exec("0"),
     "python_mp_fork": python_mp("fork"), "python_mp_spawn": python_mp("spawn"),
     "signal_dump": signal_dump, "signal_off_by_default": signal_off_by_default,
     "signal_program_handler_after": signal_program_handler_after, "signal_program_ignores": signal_program_ignores,
