@@ -67,6 +67,22 @@ void add_verdict(Json& j, const Bundle& b) {
   j.raw(",").key("recovered_failures").num(b.metadata.recovered_count);
 }
 
+// Primary contexts destroyed (cudaDeviceReset, the last primary-context
+// release ...): what they freed, as `report` says it under WHAT FAILED.
+void add_context_destructions(Page& p) {
+  Json& j = p.j;
+  j.raw(",").key("context_destructions").raw("[");
+  bool first = true;
+  for (const analysis::ContextDestruction& c : analysis::context_destructions(p.b)) {
+    j.raw(first ? "{" : ",{").key("device").num(c.device).raw(",").key("api").str(c.api);
+    j.raw(",").key("stack_id").num(c.stack_id).raw(",").key("allocations").num(c.allocations);
+    j.raw(",").key("bytes").num(c.bytes).raw(",").key("t").dbl(c.timestamp).raw("}");
+    if (c.stack_id) p.stacks_used.insert(c.stack_id);
+    first = false;
+  }
+  j.raw("]");
+}
+
 void add_meta(Page& p) {
   const Bundle& b = p.b;
   const Metadata& m = b.metadata;
@@ -91,6 +107,7 @@ void add_meta(Page& p) {
   j.raw(",").key("fail_site").str(m.stack_id ? analysis::top_frame(b, m.stack_id, false) : std::string());
   j.raw(",").key("fail_lib").str(analysis::library_of(b, m.stack_id));
   add_verdict(j, b);
+  add_context_destructions(p);
   // The framework's own view (framework.json, JAX's memory profile), as
   // `report` prints it; "" when the bundle has none.
   j.raw(",").key("framework").str(framework_view_text(read_framework_view(b.path), 10));

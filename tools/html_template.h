@@ -139,6 +139,8 @@ function failure(){
   if(m.recovery)kv("recovery",esc(m.recovery.retry_api||"retry")+"("+hb(m.recovery.retry_size)+") on thread "+m.recovery.thread+
     " succeeded "+m.recovery.after_ms.toFixed(1)+" ms after the failure; "+hb(m.recovery.freed)+" freed before it");
   if(m.recovered_failures)kv("recovered OOMs since the previous bundle",""+m.recovered_failures);
+  m.context_destructions.forEach(function(c,i){kv("context destroyed","device "+c.device+"'s primary context was destroyed by "+esc(c.api)+
+    (c.stack_id?" (<a href='#' class='ctxstack' data-i='"+i+"'>stack</a>)":"")+": "+c.allocations+" allocations, "+hb(c.bytes)+" freed with it, at "+utc(c.t));});
   kv("time",utc(m.timestamp));
   kv("process","pid "+m.pid+(m.host?" on "+esc(m.host):"")+(m.rank!==null?" (rank "+m.rank+")":""));
   if(m.cmdline)kv("command",esc(m.cmdline));
@@ -153,6 +155,8 @@ function failure(){
   h+=accountingBars();
   $("failure").innerHTML=h;
   var fs=$("failstack");if(fs)fs.onclick=function(e){e.preventDefault();showStack(m.stack_id,"failing call");};
+  document.querySelectorAll("#failure a.ctxstack").forEach(function(a){a.onclick=function(e){e.preventDefault();
+    var c=m.context_destructions[+a.getAttribute("data-i")];showStack(c.stack_id,c.api);};});
 }
 // One stacked bar per device: where its memory went (metadata.json device_accounting).
 function accountingBars(){

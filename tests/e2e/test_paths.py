@@ -172,7 +172,29 @@ def device_reset(mode):
                                        timeout=60).stdout)
         check([(c["api"], c["allocations"], c["bytes"]) for c in js["context_destructions"]] ==
               [(reset_api, len(freed), sum(freed.values()))], "report --json: %s" % js["context_destructions"])
+        if mode == "cudaDeviceReset":
+            check_html_says_reset(b, reset_api, len(freed))
     return case
+
+
+def check_html_says_reset(b, reset_api, allocations):
+    """`gpumemrec html` says it under "What failed" as `report` does: in the
+    rendered page where Chromium is installed, else in the page's data."""
+    page = os.path.join(os.path.dirname(b.path), "reset.html")
+    p = subprocess.run([TOOL, "html", b.path, "-o", page], capture_output=True, text=True, timeout=120)
+    check(p.returncode == 0, "gpumemrec html: %s" % p.stderr[-1000:])
+    want = "primary context was destroyed by %s" % reset_api
+    chromium = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+    if os.access(chromium, os.X_OK):
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools"))
+        import check_html
+        status, _attrs, _t, _secs, dom = check_html.render(page, chromium)
+        check(status == "gmr-render-ok", "the page did not render: %s" % status)
+        check(want in dom and "%d allocations, " % allocations in dom, "the rendered page does not say %r" % want)
+    else:
+        with open(page) as f:
+            text = f.read()
+        check('"context_destructions":[{"device":0,"api":"%s"' % reset_api in text, "the page's data lacks the reset")
 
 
 def release_kept():
