@@ -55,8 +55,10 @@ bool api_destroys_context(std::string_view api) {
       "hipDevicePrimaryCtxReset"};
   for (std::string_view a : kApis)
     if (api == a) return true;
-  return false;
+  return api_destroys_created_context(api);
 }
+
+bool api_destroys_created_context(std::string_view api) { return api == "cuCtxDestroy" || api == "cuCtxDestroy_v2"; }
 
 const char* event_type_name(EventKind k) { return name_of(kEventKinds, k); }
 EventKind event_kind_from_name(std::string_view n) { return value_of(kEventKinds, n, EventKind::kOther); }

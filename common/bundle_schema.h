@@ -71,10 +71,12 @@ enum class Backend : uint8_t { kCuda = 0, kHip = 1 };
 enum class FrameKind : uint8_t { kPython, kNative, kOther };
 
 // A "deallocation" (or "unmap") whose api is one of these is an allocation
-// the driver freed with a destroyed primary context: cudaDeviceReset,
-// cuDevicePrimaryCtxReset(_v2), cuDevicePrimaryCtxRelease(_v2) (the last
-// reference), hipDeviceReset, hipDevicePrimaryCtxReset.
+// the driver freed with a destroyed context: a primary context's
+// (cudaDeviceReset, cuDevicePrimaryCtxReset(_v2), cuDevicePrimaryCtxRelease(_v2)
+// (the last reference), hipDeviceReset, hipDevicePrimaryCtxReset) or one made
+// by cuCtxCreate (cuCtxDestroy(_v2): api_destroys_created_context).
 bool api_destroys_context(std::string_view api);
+bool api_destroys_created_context(std::string_view api);
 
 const char* event_type_name(EventKind k);    // "allocation", "deallocation", "oom", ..., "other"
 EventKind event_kind_from_name(std::string_view name);

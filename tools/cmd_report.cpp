@@ -94,7 +94,9 @@ std::string signal_requests_line(const SignalRequests& r) {
 // `api`; the time is when the recorder let them go).
 void text_context_destructions(const Bundle& b) {
   for (const analysis::ContextDestruction& c : analysis::context_destructions(b))
-    out("  " + dev_name(c.device) + "'s primary context was destroyed by " + c.api +
+    out("  " + (api_destroys_created_context(c.api) ? "a context of " + dev_name(c.device) + " (cuCtxCreate)"
+                                                     : dev_name(c.device) + "'s primary context") +
+        " was destroyed by " + c.api +
         (c.stack_id ? " (stack " + std::to_string(c.stack_id) + ")" : std::string()) + ": " +
         std::to_string(c.allocations) + " allocations, " + format_bytes(c.bytes) + " freed with it, recorded at " +
         utc_time(c.timestamp) + "\n");
@@ -448,6 +450,7 @@ void json_context_destructions(JsonWriter& w, const Bundle& b) {
     w.StartObject();
     json_kv(w, "device", int64_t(c.device));
     json_kv(w, "api", c.api);
+    json_kv(w, "context", api_destroys_created_context(c.api) ? "created" : "primary");
     json_kv(w, "stack_id", c.stack_id);
     json_kv(w, "allocations", c.allocations);
     json_kv(w, "bytes", c.bytes);

@@ -75,6 +75,7 @@ void add_context_destructions(Page& p) {
   bool first = true;
   for (const analysis::ContextDestruction& c : analysis::context_destructions(p.b)) {
     j.raw(first ? "{" : ",{").key("device").num(c.device).raw(",").key("api").str(c.api);
+    j.raw(",").key("created").raw(api_destroys_created_context(c.api) ? "true" : "false");
     j.raw(",").key("stack_id").num(c.stack_id).raw(",").key("allocations").num(c.allocations);
     j.raw(",").key("bytes").num(c.bytes).raw(",").key("t").dbl(c.timestamp).raw("}");
     if (c.stack_id) p.stacks_used.insert(c.stack_id);

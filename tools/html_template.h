@@ -139,7 +139,7 @@ function failure(){
   if(m.recovery)kv("recovery",esc(m.recovery.retry_api||"retry")+"("+hb(m.recovery.retry_size)+") on thread "+m.recovery.thread+
     " succeeded "+m.recovery.after_ms.toFixed(1)+" ms after the failure; "+hb(m.recovery.freed)+" freed before it");
   if(m.recovered_failures)kv("recovered OOMs since the previous bundle",""+m.recovered_failures);
-  m.context_destructions.forEach(function(c,i){kv("context destroyed","device "+c.device+"'s primary context was destroyed by "+esc(c.api)+
+  m.context_destructions.forEach(function(c,i){kv("context destroyed",(c.created?"a context of device "+c.device+" (cuCtxCreate)":"device "+c.device+"'s primary context")+" was destroyed by "+esc(c.api)+
     (c.stack_id?" (<a href='#' class='ctxstack' data-i='"+i+"'>stack</a>)":"")+": "+c.allocations+" allocations, "+hb(c.bytes)+" freed with it, at "+utc(c.t));});
   kv("time",utc(m.timestamp));
   kv("process","pid "+m.pid+(m.host?" on "+esc(m.host):"")+(m.rank!==null?" (rank "+m.rank+")":""));

@@ -53,6 +53,9 @@
   X(cuDevicePrimaryCtxReset_v2, CUDA)      \
   X(cuDevicePrimaryCtxRelease, CUDA)       \
   X(cuDevicePrimaryCtxRelease_v2, CUDA)    \
+  /* CUDA driver: a created context destroyed, with what it held (device_reset.h) */ \
+  X(cuCtxDestroy, CUDA)                    \
+  X(cuCtxDestroy_v2, CUDA)                 \
   /* CUDA driver: entry-point look-up (static runtime path) */ \
   X(cuGetProcAddress, CUDA)                \
   X(cuGetProcAddress_v2, CUDA)

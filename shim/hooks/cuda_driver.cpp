@@ -14,6 +14,7 @@
 #undef cuGetProcAddress
 #undef cuDevicePrimaryCtxReset
 #undef cuDevicePrimaryCtxRelease
+#undef cuCtxDestroy
 
 using namespace gpumemrec;
 
@@ -24,12 +25,14 @@ CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream);
 CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr* dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream);
 CUresult cuDevicePrimaryCtxReset(CUdevice dev);
 CUresult cuDevicePrimaryCtxRelease(CUdevice dev);
+CUresult cuCtxDestroy(CUcontext ctx);
 }
 
 namespace {
 
 SymbolSlot g_ctx_get_device;
 SymbolSlot g_primary_state;
+SymbolSlot g_ctx_push, g_ctx_pop, g_pointer_attribute;
 
 struct Drv {
   using Result = CUresult;
@@ -59,6 +62,46 @@ bool primary_context_inactive(int device) {
 }
 
 constexpr auto kDevice = MemoryType::kDevice;
+
+// The device of a context about to be destroyed: made current for the
+// question and popped again (the driver has no call that asks a context
+// that is not current). kUnknownDevice when the driver does not say.
+int device_of_context(CUcontext ctx) {
+  auto push = helper<CUresult (*)(CUcontext)>(g_ctx_push, Library::CUDA, "cuCtxPushCurrent_v2");
+  auto pop = helper<CUresult (*)(CUcontext*)>(g_ctx_pop, Library::CUDA, "cuCtxPopCurrent_v2");
+  if (!ctx || !push || !pop || push(ctx) != CUDA_SUCCESS) return kUnknownDevice;
+  const int device = Drv::current_device();
+  CUcontext popped = nullptr;
+  pop(&popped);
+  return device;
+}
+
+// After a context's destruction: whether the driver still knows the address
+// (cuPointerGetAttribute answers CUDA_ERROR_INVALID_VALUE for one it does
+// not). Called when the release is applied (device_reset.h).
+bool cuda_address_still_held(uint64_t address) {
+  auto fn = helper<CUresult (*)(void*, CUpointer_attribute, CUdeviceptr)>(g_pointer_attribute, Library::CUDA,
+                                                                            "cuPointerGetAttribute");
+  unsigned int type = 0;  // the attribute every CUDA allocation has (device, host, managed, a pool's)
+  return !fn || fn(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CUdeviceptr(address)) != CUDA_ERROR_INVALID_VALUE;
+}
+
+// cuCtxDestroy (v1 and _v2 take the same argument): PyCUDA's
+// Context.detach, cuda-python programs that make a context per engine.
+template <typename Fn>
+CUresult wrap_context_destroy(HookId id, CUcontext ctx) {
+  const Fn fn = real<Fn>(id);
+  if (!fn) return CUDA_ERROR_NOT_INITIALIZED;
+  HookScope scope;
+  if (!scope.record()) return fn(ctx);
+  const int device = device_of_context(ctx);
+  const uint64_t t0 = monotonic_ns();
+  const CUresult rc = fn(ctx);
+  const int saved = errno;
+  if (rc == CUDA_SUCCESS && device >= 0) record_context_destroy(id, device, t0, cuda_address_still_held);
+  errno = saved;
+  return rc;
+}
 
 }  // namespace
 
@@ -164,6 +207,16 @@ GM_EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev) {
 GM_EXPORT CUresult cuDevicePrimaryCtxRelease(CUdevice dev) {
   return wrap_device_reset<Drv, decltype(&cuDevicePrimaryCtxRelease)>(HookId::cuDevicePrimaryCtxRelease, int(dev),
                                                                       primary_context_inactive, dev);
+}
+
+// --- A created context: what was allocated in it goes with it.
+
+GM_EXPORT CUresult cuCtxDestroy_v2(CUcontext ctx) {
+  return wrap_context_destroy<decltype(&cuCtxDestroy_v2)>(HookId::cuCtxDestroy_v2, ctx);
+}
+
+GM_EXPORT CUresult cuCtxDestroy(CUcontext ctx) {
+  return wrap_context_destroy<decltype(&cuCtxDestroy)>(HookId::cuCtxDestroy, ctx);
 }
 
 // --- Entry-point look-up: hand out our wrapper for exactly the ABIs we wrap.

@@ -40,6 +40,7 @@ const KnownAbi kKnownAbis[] = {
     {"cuDevicePrimaryCtxReset", 11000, HookId::cuDevicePrimaryCtxReset_v2, HookId::cuDevicePrimaryCtxReset_v2},
     {"cuDevicePrimaryCtxRelease", 11000, HookId::cuDevicePrimaryCtxRelease_v2,
      HookId::cuDevicePrimaryCtxRelease_v2},
+    {"cuCtxDestroy", 4000, HookId::cuCtxDestroy_v2, HookId::cuCtxDestroy_v2},
     {"cuGetProcAddress", 12000, HookId::cuGetProcAddress_v2, HookId::cuGetProcAddress_v2},
 };
 

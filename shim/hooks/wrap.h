@@ -49,6 +49,11 @@ template <typename T, typename Call, typename HeldFn>
 inline typename T::Result run_alloc(HookId id, MemoryType type, int device, uint64_t size, uint64_t stream,
                                     Call&& call, HeldFn&& held) {
   using Rc = typename T::Result;
+  // A destroyed context's entries go first: before the limit counts them,
+  // and before the driver can hand one of their addresses out again (a
+  // created context's are told apart by asking the driver about each
+  // address: device_reset.h).
+  apply_device_resets_before_alloc(device);
   const Admission adm = admit(id, device, size);
   if (adm.refused != DumpReason::kNone) {
     const uint64_t t0 = monotonic_ns();

@@ -20,7 +20,16 @@ struct Pending {
   uint64_t t0 = 0;  // its start (CLOCK_MONOTONIC); 0: nothing pending
   uint32_t stack = 0;
   HookId api = HookId::cudaDeviceReset;
+  StillHeld still_held = nullptr;  // a created context's: ask per address; nullptr: everything went
 };
+
+// What a created context's destruction may have freed: the CUDA runtime's
+// and driver's memory (the driver is asked about each; a stream-ordered
+// pool's allocation that outlives the context is still known to it), not
+// HIP's.
+bool context_may_hold(const LiveEntry& e) {
+  return e.api < kHookCount && hook_info(HookId(e.api)).library != Library::HIP;
+}
 
 // Guards g_pending (a few stores; never held while walking a table).
 SpinLock g_lock;
@@ -60,6 +69,7 @@ uint64_t release_from(LiveTable& table, int device, const Pending& p) {
     uint64_t released = 0;
     for (uint64_t i = 0; n != UINT64_MAX && i < n; ++i) {
       if (seen[i].device != device || seen[i].time_ns >= p.t0) continue;
+      if (p.still_held && (!context_may_hold(seen[i]) || p.still_held(seen[i].key))) continue;
       LiveEntry le;
       if (!table.remove(seen[i].key, &le)) continue;  // freed meanwhile
       if (le.device != device || le.time_ns >= p.t0) {
@@ -80,6 +90,7 @@ uint64_t apply_one(Recorder* r, int device) {
   if (!take(device, &p)) return 0;
   uint64_t n = 0;
   for (LiveTable* t : {&r->mappings, &r->handles, &r->live}) {
+    if (p.still_held && t != &r->live) continue;  // VMM handles and mappings are not a context's
     const uint64_t k = release_from(*t, device, p);
     if (k == UINT64_MAX) {
       GM_WARN("no memory to release device {}'s entries after {}; they stay listed for now", device,
@@ -89,14 +100,15 @@ uint64_t apply_one(Recorder* r, int device) {
     }
     n += k;
   }
-  if (n) GM_INFO("{}: device {}'s primary context was destroyed; {} allocations released with it", hook_name(p.api),
+  if (n) GM_INFO("{}: a context of device {} was destroyed; {} allocations released with it", hook_name(p.api),
                  device, n);
   return n;
 }
 
 }  // namespace
 
-void record_device_reset(HookId api, int device, uint64_t t0_ns) {
+namespace {
+void record_destruction(HookId api, int device, uint64_t t0_ns, StillHeld still_held) {
   Recorder* r = recorder();
   if (!r || device < 0 || device >= kMaxDevices) return;
   apply_one(r, device);  // an earlier destruction's entries are older still
@@ -104,7 +116,15 @@ void record_device_reset(HookId api, int device, uint64_t t0_ns) {
   p.t0 = t0_ns;
   p.stack = capture_stack_id(r);
   p.api = api;
+  p.still_held = still_held;
   put(device, p);
+}
+}  // namespace
+
+void record_device_reset(HookId api, int device, uint64_t t0_ns) { record_destruction(api, device, t0_ns, nullptr); }
+
+void record_context_destroy(HookId api, int device, uint64_t t0_ns, StillHeld still_held) {
+  if (still_held) record_destruction(api, device, t0_ns, still_held);
 }
 
 uint64_t apply_device_resets(int device) {

@@ -1,7 +1,8 @@
 // A device's primary context destroyed (cudaDeviceReset,
 // cuDevicePrimaryCtxReset, the last cuDevicePrimaryCtxRelease,
 // hipDeviceReset): the driver freed everything the process held on the
-// device, and the recorder's tables must let it go.
+// device, and the recorder's tables must let it go. A created context
+// destroyed (cuCtxDestroy): the same, for what that context held.
 //
 // Lazily, for the exit bundle's sake: the CUDA runtime and libraries that
 // retain a primary context tear it down while the process exits (an atexit
@@ -39,6 +40,16 @@ extern ResetsPending g_resets_pending;
 // `t0_ns` (CLOCK_MONOTONIC): entries allocated before then are the
 // context's. A release still pending for the device is applied first.
 void record_device_reset(HookId api, int device, uint64_t t0_ns);
+
+// A context made with cuCtxCreate destroyed by `api` (cuCtxDestroy): the
+// driver freed what was allocated in it, and only that. Which entries those
+// were is asked of the driver when the release is applied: entries of
+// `device` older than `t0_ns` for which `still_held(address)` says no (the
+// driver no longer knows the address) are released; the others (another
+// context's, a pool's that outlives it) stay. Not VMM handles and mappings
+// (not a context's), not HIP's. Applied lazily, like a reset.
+using StillHeld = bool (*)(uint64_t address);
+void record_context_destroy(HookId api, int device, uint64_t t0_ns, StillHeld still_held);
 
 // Releases what is pending for `device` (-1: every device); returns the
 // entries released. Host memory for the walk comes from mmap: on failure

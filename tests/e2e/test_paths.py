@@ -136,6 +136,10 @@ def hip_procaddr():
 # unsafe_reset! resets. Before these calls were hooked, what they freed
 # stayed listed as live for ever.
 RESET_ALLOC_API = {"cudaDeviceReset": "cudaMalloc"}
+# A context made with cuCtxCreate (PyCUDA's make_context, cuda-python
+# programs with a context per engine) frees what was allocated in it when
+# cuCtxDestroy destroys it, and only that.
+CREATED_CONTEXT_MODES = ("cuCtxDestroy_v2", "procaddr_ctx_destroy")
 
 
 def device_reset(mode):
@@ -155,23 +159,33 @@ def device_reset(mode):
         check(frees == freed, "%s released %s, the program %s" % (reset_api, frees, freed))
         check(all(e["device_id"] == 0 and e["stack_id"] > 0 for e in gone), "reset events without device/stack")
         check_stack_names(b, gone[0]["stack_id"], ["main"])
-        if mode != "cudaDeviceReset" and mode != "cuDevicePrimaryCtxRelease_v2":
+        created = mode in CREATED_CONTEXT_MODES
+        if mode in ("cuDevicePrimaryCtxReset_v2", "procaddr_reset", "dlsym_v1_reset"):
             check(any(e["event_type"] == "unmap" for e in gone), "the mapping did not go with the context")
-        # In time order the device is empty after the last of them.
+        # A created context takes only its own: the primary context's
+        # allocation (KEEP) is still live at the OOM.
+        kept = {int(kv["ptr"], 16): int(kv["size"]) for kv in
+                (parse_kv(l) for l in r.stdout.splitlines() if l.startswith("KEEP "))}
+        check(created == bool(kept), "KEEP lines %s in mode %s" % (kept, mode))
+        live = {a["address"] for a in b.allocations}
+        check(all(p in live for p in kept), "the primary context's allocation went with a created one")
+        # In time order the device holds only what was kept after the last of them.
         last = max(range(len(b.events)), key=lambda i: (b.events[i]["api"] == reset_api, i))
-        check(b.events[last]["memory_allocated"] == 0,
-              "memory_allocated %s after the reset" % b.events[last]["memory_allocated"])
+        check(b.events[last]["memory_allocated"] == sum(kept.values()),
+              "memory_allocated %s after the destruction, kept %s" % (b.events[last]["memory_allocated"], kept))
         # The report says it in words, and in its JSON. (The sanitizer builds,
         # scripts/sanitizers.sh, build the shim, not the CLI.)
         if not os.path.exists(TOOL):
             return
         rep = subprocess.run([TOOL, "report", b.path], capture_output=True, text=True, timeout=60).stdout
-        check("device 0's primary context was destroyed by %s " % reset_api in rep and
+        said = "a context of device 0 (cuCtxCreate)" if created else "device 0's primary context"
+        check("%s was destroyed by %s " % (said, reset_api) in rep and
               "%d allocations, " % len(freed) in rep, "the report does not say the context was destroyed:\n" + rep)
         js = json.loads(subprocess.run([TOOL, "report", "--json", b.path], capture_output=True, text=True,
                                        timeout=60).stdout)
-        check([(c["api"], c["allocations"], c["bytes"]) for c in js["context_destructions"]] ==
-              [(reset_api, len(freed), sum(freed.values()))], "report --json: %s" % js["context_destructions"])
+        check([(c["api"], c["context"], c["allocations"], c["bytes"]) for c in js["context_destructions"]] ==
+              [(reset_api, "created" if created else "primary", len(freed), sum(freed.values()))],
+              "report --json: %s" % js["context_destructions"])
         if mode == "cudaDeviceReset":
             check_html_says_reset(b, reset_api, len(freed))
     return case
@@ -258,7 +272,7 @@ CASES.update({"hip_" + a: hip(a) for a in ["hipMalloc", "hipExtMallocWithFlags",
 CASES["hip_procaddr"] = hip_procaddr
 CASES.update({"reset_" + m: device_reset(m) for m in ["cudaDeviceReset", "cuDevicePrimaryCtxReset_v2",
                                                       "cuDevicePrimaryCtxRelease_v2", "procaddr_reset",
-                                                      "dlsym_v1_reset"]})
+                                                      "dlsym_v1_reset", "cuCtxDestroy_v2", "procaddr_ctx_destroy"]})
 CASES["reset_release_kept"] = release_kept
 CASES["reset_hip"] = hip_reset
 CASES["reset_at_exit"] = release_at_exit

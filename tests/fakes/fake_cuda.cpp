@@ -18,8 +18,10 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <set>
+#include <vector>
 
 #include "fakegpu_core.h"
 
@@ -56,11 +58,62 @@ std::set<void*>* g_pools = new std::set<void*>();     // created (non-default) p
 int ndev() { return fakegpu::config().devices; }
 bool valid_dev(int d) { return d >= 0 && d < ndev(); }
 
+// Contexts made by cuCtxCreate, as the driver API's documentation describes
+// them: a new context is bound to its device and pushed onto the calling
+// thread's stack; memory allocated while it is current is its own;
+// cuCtxDestroy frees it ("Destroys the CUDA context specified by ctx ...
+// regardless of how many threads it is current to") and pops it where it is
+// current to the calling thread. PyCUDA's make_context and cuda-python
+// programs (TensorRT engines) work this way. A context is &g_created[i].
+constexpr int kMaxCreated = 64;
+struct Created {
+  int device = -1;
+  bool live = false;
+};
+std::mutex g_created_mu;
+Created g_created[kMaxCreated];
+std::map<uint64_t, int>* g_owner = new std::map<uint64_t, int>();  // address -> created context (never destroyed)
+thread_local int t_created = -1;  // the thread's current created context (-1: a primary one, or none)
+struct Saved {
+  int created, device;
+  bool has;
+};
+thread_local Saved t_stack[16];  // cuCtxPushCurrent's saved states
+thread_local int t_pushed = 0;
+
+int created_index(CUcontext c) {
+  const Created* p = reinterpret_cast<const Created*>(c);
+  if (p < g_created || p >= g_created + kMaxCreated) return -1;
+  return static_cast<int>(p - g_created);
+}
+
 CUcontext ctx_for(int d) { return reinterpret_cast<CUcontext>(&g_ctx_objects[d]); }
 int dev_of_ctx(CUcontext c) {
+  const int i = created_index(c);
+  if (i >= 0) {
+    std::lock_guard<std::mutex> lock(g_created_mu);
+    return g_created[i].live ? g_created[i].device : -1;
+  }
   const char* p = reinterpret_cast<const char*>(c);
   if (p < g_ctx_objects || p >= g_ctx_objects + fakegpu::kMaxDevices) return -1;
   return static_cast<int>(p - g_ctx_objects);
+}
+
+void make_current(CUcontext ctx) {
+  t_created = created_index(ctx);
+  t_device = dev_of_ctx(ctx);
+  t_has_ctx = true;
+}
+
+// Memory allocated while a created context is current is that context's.
+void note_owner(uint64_t addr) {
+  if (t_created < 0 || addr == 0) return;
+  std::lock_guard<std::mutex> lock(g_created_mu);
+  (*g_owner)[addr] = t_created;
+}
+void forget_owner(uint64_t addr) {
+  std::lock_guard<std::mutex> lock(g_created_mu);
+  g_owner->erase(addr);
 }
 
 FakePool* default_pool(int d) {
@@ -104,13 +157,18 @@ CUresult do_alloc(CUdeviceptr* dptr, size_t size, int device, Kind kind) {
   uint64_t addr = 0;
   const int rc = fakegpu::alloc(device, size, kind, 0, false, &addr);
   *dptr = rc == fakegpu::kOk ? static_cast<CUdeviceptr>(addr) : 0;
-  if (rc == fakegpu::kOk) mark_active(device);
+  if (rc == fakegpu::kOk) {
+    if (t_created < 0) mark_active(device);
+    note_owner(addr);
+  }
   return map_core(rc);
 }
 
 CUresult do_free(CUdeviceptr p) {
   if (p == 0) return CUDA_SUCCESS;
-  return map_core(fakegpu::free_ptr(p));
+  const int rc = fakegpu::free_ptr(p);
+  if (rc == fakegpu::kOk) forget_owner(p);
+  return map_core(rc);
 }
 
 CUresult do_alloc_from_pool(CUdeviceptr* dptr, size_t size, CUmemoryPool pool) {
@@ -224,19 +282,108 @@ FAKE_EXPORT CUresult CUDAAPI cuCtxGetDevice(CUdevice* device) {
 FAKE_EXPORT CUresult CUDAAPI cuCtxSetCurrent(CUcontext ctx) {
   if (ctx == nullptr) {
     t_has_ctx = false;
+    t_created = -1;
     return CUDA_SUCCESS;
   }
-  const int d = dev_of_ctx(ctx);
-  if (!valid_dev(d)) return CUDA_ERROR_INVALID_CONTEXT;
-  t_device = d;
-  t_has_ctx = true;
+  if (!valid_dev(dev_of_ctx(ctx))) return CUDA_ERROR_INVALID_CONTEXT;
+  make_current(ctx);
   return CUDA_SUCCESS;
 }
 
 FAKE_EXPORT CUresult CUDAAPI cuCtxGetCurrent(CUcontext* pctx) {
   if (pctx == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  *pctx = t_has_ctx ? ctx_for(t_device) : nullptr;
+  *pctx = !t_has_ctx ? nullptr : t_created >= 0 ? reinterpret_cast<CUcontext>(&g_created[t_created]) : ctx_for(t_device);
   return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult CUDAAPI cuCtxPushCurrent_v2(CUcontext ctx) {
+  if (!valid_dev(dev_of_ctx(ctx))) return CUDA_ERROR_INVALID_CONTEXT;
+  if (t_pushed == 16) return CUDA_ERROR_INVALID_VALUE;
+  t_stack[t_pushed++] = Saved{t_created, t_device, t_has_ctx};
+  make_current(ctx);
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult CUDAAPI cuCtxPopCurrent_v2(CUcontext* pctx) {
+  if (!t_has_ctx) return CUDA_ERROR_INVALID_CONTEXT;
+  if (pctx) cuCtxGetCurrent(pctx);
+  const Saved s = t_pushed ? t_stack[--t_pushed] : Saved{-1, 0, false};
+  t_created = s.created, t_device = s.device, t_has_ctx = s.has;
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult CUDAAPI cuCtxCreate_v2(CUcontext* pctx, unsigned int flags, CUdevice dev) {
+  (void)flags;
+  if (pctx == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (!valid_dev(dev)) return CUDA_ERROR_INVALID_DEVICE;
+  int i = 0;
+  {
+    std::lock_guard<std::mutex> lock(g_created_mu);
+    while (i < kMaxCreated && (g_created[i].live || g_created[i].device >= 0)) ++i;  // never reused
+    if (i == kMaxCreated) return CUDA_ERROR_OUT_OF_MEMORY;
+    g_created[i] = Created{int(dev), true};
+  }
+  *pctx = reinterpret_cast<CUcontext>(&g_created[i]);
+  return cuCtxPushCurrent_v2(*pctx);
+}
+
+// CUDA 12.5's form (cuda.h maps cuCtxCreate to it): the parameters add
+// execution affinity and CIG, which the fake has no use for.
+FAKE_EXPORT CUresult CUDAAPI cuCtxCreate_v4(CUcontext* pctx, CUctxCreateParams* params, unsigned int flags,
+                                            CUdevice dev) {
+  (void)params;
+  return cuCtxCreate_v2(pctx, flags, dev);
+}
+
+FAKE_EXPORT CUresult CUDAAPI cuCtxDestroy_v2(CUcontext ctx) {
+  const int i = created_index(ctx);
+  std::vector<uint64_t> mine;
+  {
+    std::lock_guard<std::mutex> lock(g_created_mu);
+    if (i < 0 || !g_created[i].live) return CUDA_ERROR_INVALID_CONTEXT;
+    g_created[i].live = false;
+    for (auto it = g_owner->begin(); it != g_owner->end();) {
+      if (it->second == i) {
+        mine.push_back(it->first);
+        it = g_owner->erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  for (uint64_t a : mine) fakegpu::free_ptr(a);
+  if (t_created == i) {
+    CUcontext popped = nullptr;
+    cuCtxPopCurrent_v2(&popped);
+  }
+  return CUDA_SUCCESS;
+}
+
+// The pre-CUDA-4.0 ABI, same argument and meaning (libcuda exports both).
+FAKE_EXPORT CUresult CUDAAPI cuCtxDestroy(CUcontext ctx) { return cuCtxDestroy_v2(ctx); }
+
+// The attributes a caller asks to tell a live allocation from a freed one
+// (CU_POINTER_ATTRIBUTE_CONTEXT, _DEVICE_ORDINAL, _MEMORY_TYPE); an address
+// that is no allocation's: CUDA_ERROR_INVALID_VALUE, as the driver answers.
+FAKE_EXPORT CUresult CUDAAPI cuPointerGetAttribute(void* data, CUpointer_attribute attribute, CUdeviceptr ptr) {
+  if (data == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (!fakegpu::is_live(ptr)) return CUDA_ERROR_INVALID_VALUE;
+  int owner = -1;
+  {
+    std::lock_guard<std::mutex> lock(g_created_mu);
+    auto it = g_owner->find(ptr);
+    if (it != g_owner->end()) owner = it->second;
+  }
+  switch (attribute) {
+    case CU_POINTER_ATTRIBUTE_CONTEXT:
+      *static_cast<CUcontext*>(data) = owner >= 0 ? reinterpret_cast<CUcontext>(&g_created[owner]) : ctx_for(0);
+      return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+      *static_cast<unsigned int*>(data) = CU_MEMORYTYPE_DEVICE;
+      return CUDA_SUCCESS;
+    default:
+      return CUDA_ERROR_NOT_SUPPORTED;
+  }
 }
 
 // Primary contexts, as the driver API's documentation describes them: a
@@ -533,6 +680,7 @@ const Plain kPlain[] = {
     {"cuCtxGetDevice", 2000, FN(cuCtxGetDevice)},
     {"cuCtxSetCurrent", 4000, FN(cuCtxSetCurrent)},
     {"cuCtxGetCurrent", 4000, FN(cuCtxGetCurrent)},
+    {"cuPointerGetAttribute", 4000, FN(cuPointerGetAttribute)},
     {"cuDevicePrimaryCtxRetain", 7000, FN(cuDevicePrimaryCtxRetain)},
     {"cuDevicePrimaryCtxGetState", 7000, FN(cuDevicePrimaryCtxGetState)},
     {"cuCtxSynchronize", 2000, FN(cuCtxSynchronize)},
@@ -570,6 +718,10 @@ const Versioned kVersioned[] = {
     {"cuMemGetInfo", 3020, nullptr, FN(cuMemGetInfo_v2)},
     {"cuDeviceTotalMem", 3020, nullptr, FN(cuDeviceTotalMem_v2)},
     {"cuStreamDestroy", 3020, nullptr, FN(cuStreamDestroy_v2)},
+    {"cuCtxCreate", 3020, nullptr, FN(cuCtxCreate_v2)},  // _v4 from 12050: not looked up by our programs
+    {"cuCtxDestroy", 4000, nullptr, FN(cuCtxDestroy_v2)},
+    {"cuCtxPushCurrent", 4000, nullptr, FN(cuCtxPushCurrent_v2)},
+    {"cuCtxPopCurrent", 4000, nullptr, FN(cuCtxPopCurrent_v2)},
     {"cuDevicePrimaryCtxRelease", 11000, FN(cuDevicePrimaryCtxRelease), FN(cuDevicePrimaryCtxRelease_v2)},
     {"cuDevicePrimaryCtxReset", 11000, FN(cuDevicePrimaryCtxReset), FN(cuDevicePrimaryCtxReset_v2)},
     {"cuGetProcAddress", 12000, FN(cuGetProcAddress), FN(cuGetProcAddress_v2)},

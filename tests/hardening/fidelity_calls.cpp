@@ -372,6 +372,34 @@ void runtime_reset() {
   CALL("cudaFree", "after_reset", 0, rfree(p), last_rt());
 }
 
+// A context made with cuCtxCreate_v2 (as CUDA 11/12 headers name it) and
+// destroyed by each ABI: what was allocated in it is unknown to the driver
+// afterwards, the primary context's allocation is not; a second destroy and
+// a null context fail alike with and without the shim.
+void created_contexts() {
+  using Create = CUresult (*)(CUcontext*, unsigned int, CUdevice);
+  using Destroy = CUresult (*)(CUcontext);
+  for (const char* name : {"cuCtxDestroy", "cuCtxDestroy_v2"}) print_resolution(g_drv, name);
+  auto create = sym<Create>(g_drv, "cuCtxCreate_v2");
+  auto alloc = sym<CUresult (*)(CUdeviceptr*, size_t)>(g_drv, "cuMemAlloc_v2");
+  auto dfree = sym<CUresult (*)(CUdeviceptr)>(g_drv, "cuMemFree_v2");
+  if (!create || !alloc || !dfree) return;
+  for (const char* name : {"cuCtxDestroy", "cuCtxDestroy_v2"}) {
+    auto destroy = sym<Destroy>(g_drv, name);
+    if (!destroy) continue;
+    CUcontext ctx = nullptr;
+    CUdeviceptr outside = kMarker, inside = kMarker;
+    CALL("cuMemAlloc_v2", "outside_ctx", outside, alloc(&outside, kSmall), NOLAST);
+    CALL("cuCtxCreate_v2", "ok", 0, create(&ctx, 0, 0), NOLAST);
+    CALL("cuMemAlloc_v2", "inside_ctx", inside, alloc(&inside, kSmall), NOLAST);
+    CALL(name, "ok", 0, destroy(ctx), NOLAST);
+    CALL(name, "again", 0, destroy(ctx), NOLAST);
+    CALL(name, "null", 0, destroy(nullptr), NOLAST);
+    CALL("cuMemFree_v2", "after_destroy", 0, dfree(inside), NOLAST);
+    CALL("cuMemFree_v2", "outside_after_destroy", 0, dfree(outside), NOLAST);
+  }
+}
+
 void driver_resets() {
   using Dev = CUresult (*)(CUdevice);
   for (const char* name : {"cuDevicePrimaryCtxReset", "cuDevicePrimaryCtxReset_v2", "cuDevicePrimaryCtxRelease",
@@ -423,6 +451,7 @@ int main(int argc, char** argv) {
   if (!std::strcmp(which, "all") || !std::strcmp(which, "driver")) driver();
   if (!std::strcmp(which, "all") || !std::strcmp(which, "hip")) fidelity_hip();
   if (!std::strcmp(which, "all") || !std::strcmp(which, "runtime")) runtime_reset();
+  if (!std::strcmp(which, "all") || !std::strcmp(which, "driver")) created_contexts();
   if (!std::strcmp(which, "all") || !std::strcmp(which, "driver")) driver_resets();
   printf("DONE\n");
   return 0;

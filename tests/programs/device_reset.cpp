@@ -19,6 +19,14 @@
 //                                  12000) as NVIDIA's static runtime takes entry points
 //     dlsym_v1_reset               as cuDevicePrimaryCtxReset_v2, with the pre-CUDA-11
 //                                  ABI cuDevicePrimaryCtxReset taken with dlsym
+//     cuCtxDestroy_v2              retain the primary context and cuMemAlloc_v2 once in it
+//                                  (KEEP line: it outlives what follows); cuCtxCreate_v2 (a
+//                                  context of our own, pushed current), cuMemAlloc_v2 x2
+//                                  in it, then cuCtxDestroy_v2 (frees those two only, and
+//                                  pops it: the primary is current again); then
+//                                  cuMemAlloc_v2 until OOM
+//     procaddr_ctx_destroy         as cuCtxDestroy_v2, with the destroy taken from
+//                                  cuGetProcAddress("cuCtxDestroy", 12000)
 //     exit_release                 retain once, cuMemAlloc_v2 x2, then return from main
 //                                  with no OOM; an atexit handler releases the last
 //                                  reference (a runtime tearing its context down while
@@ -34,6 +42,10 @@
 #include <dlfcn.h>
 
 #include "prog_common.h"
+
+// CUDA 13's cuda.h maps cuCtxCreate to cuCtxCreate_v4 and no longer declares
+// _v2; a program built against CUDA 11 or 12 (PyCUDA's wheels) calls _v2.
+extern "C" CUresult CUDAAPI cuCtxCreate_v2(CUcontext* pctx, unsigned int flags, CUdevice dev);
 
 namespace {
 
@@ -130,6 +142,31 @@ extern "C" PROG_NOINLINE int destroy_primary_context(const char* mode) {
   return cuDevicePrimaryCtxReset(g_dev);
 }
 
+// A context of our own, as PyCUDA's make_context and cuda-python programs
+// make one: what is allocated in it goes with it; the primary context's
+// allocation (KEEP) stays.
+extern "C" PROG_NOINLINE int destroy_created_context(const char* mode, uint64_t chunk) {
+  CUdeviceptr kept = 0;
+  check("cuMemAlloc_v2", cuMemAlloc(&kept, chunk));
+  prog_print_alloc("cuMemAlloc_v2", kept, chunk);
+  printf("KEEP ptr=0x%llx size=%" PRIu64 "\n", static_cast<unsigned long long>(kept), chunk);
+  CUcontext ctx = nullptr;
+  check("cuCtxCreate_v2", cuCtxCreate_v2(&ctx, 0, g_dev));
+  hold_driver_memory(chunk, false);
+  CUresult rc;
+  if (strcmp(mode, "procaddr_ctx_destroy") == 0) {
+    void* fn = nullptr;
+    CUdriverProcAddressQueryResult st = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+    check("cuGetProcAddress", cuGetProcAddress("cuCtxDestroy", &fn, 12000, 0, &st));
+    rc = reinterpret_cast<CUresult (*)(CUcontext)>(fn)(ctx);
+  } else {
+    rc = cuCtxDestroy(ctx);
+  }
+  print_released("cuCtxDestroy_v2", rc);
+  g_live.add(kept, chunk);
+  return rc;
+}
+
 extern "C" PROG_NOINLINE int grow_until_oom(bool runtime, uint64_t chunk) {
   for (int i = 0; i < kMaxIterations; ++i) {
     if (runtime) {
@@ -178,6 +215,8 @@ int main(int argc, char** argv) {
       atexit(release_at_exit);
       prog_print_done(g_live);
       return 0;
+    } else if (strcmp(mode, "cuCtxDestroy_v2") == 0 || strcmp(mode, "procaddr_ctx_destroy") == 0) {
+      destroy_created_context(mode, chunk);
     } else if (strcmp(mode, "release_kept") == 0) {
       retain_primary();  // a second reference
       hold_driver_memory(chunk, false);

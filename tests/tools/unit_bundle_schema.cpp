@@ -80,8 +80,13 @@ TEST(BundleSchema, KeysAreUniqueJsonNames) {
 TEST(BundleSchema, ContextDestroyingApis) {
   for (const char* a : {"cudaDeviceReset", "cuDevicePrimaryCtxReset", "cuDevicePrimaryCtxReset_v2",
                         "cuDevicePrimaryCtxRelease", "cuDevicePrimaryCtxRelease_v2", "hipDeviceReset",
-                        "hipDevicePrimaryCtxReset"})
+                        "hipDevicePrimaryCtxReset", "cuCtxDestroy", "cuCtxDestroy_v2"})
     EXPECT_TRUE(gpumemrec::api_destroys_context(a)) << a;
-  for (const char* a : {"cudaFree", "cuMemFree_v2", "cuMemRelease", "hipFree", "cuDevicePrimaryCtxRetain", ""})
+  for (const char* a : {"cudaFree", "cuMemFree_v2", "cuMemRelease", "hipFree", "cuDevicePrimaryCtxRetain", "cuCtxCreate_v2",
+                        ""})
     EXPECT_FALSE(gpumemrec::api_destroys_context(a)) << a;
+  // Which of them destroy a context of cuCtxCreate (the report words it so).
+  for (const char* a : {"cuCtxDestroy", "cuCtxDestroy_v2"}) EXPECT_TRUE(gpumemrec::api_destroys_created_context(a)) << a;
+  for (const char* a : {"cudaDeviceReset", "cuDevicePrimaryCtxRelease_v2", "cuCtxDestroy_v3"})
+    EXPECT_FALSE(gpumemrec::api_destroys_created_context(a)) << a;
 }

@@ -220,3 +220,43 @@ TEST(DeviceReset, ResetsRacingAllocationsKeepTheCountEqualToTheTable) {
   EXPECT_EQ(device_live_bytes(kDev), 0u);
   EXPECT_EQ(g_resets_pending.count.load(), 0u);
 }
+
+// A created context destroyed (cuCtxDestroy): the driver is asked about each
+// older entry of the device, and only those it no longer knows go, with the
+// destroy's api; VMM handles and mappings, HIP's memory and what it still
+// knows (another context's, a pool's) stay.
+namespace {
+std::atomic<uint64_t> g_gone_lo{0}, g_gone_hi{0};  // [lo, hi): what the "driver" freed
+bool held_unless_gone(uint64_t a) { return !(a >= g_gone_lo.load() && a < g_gone_hi.load()); }
+}  // namespace
+
+TEST(DeviceReset, ACreatedContextTakesOnlyWhatTheDriverNoLongerKnows) {
+  Recorder* r = recorder();
+  g_gone_lo = 0x7e8000000000ull;
+  g_gone_hi = 0x7e8000400000ull;
+  alloc(HookId::cuMemAlloc_v2, kReset, 0x7e8000000000ull, 1 << 20);    // the context's
+  alloc(HookId::cuMemAlloc_v2, kReset, 0x7e8000200000ull, 1 << 20);    // the context's
+  alloc(HookId::cuMemAlloc_v2, kReset, 0x7e8000800000ull, 4 << 20);    // the primary context's
+  alloc(HookId::cudaMallocAsync, kReset, 0x7e8001000000ull, 2 << 20);  // a pool's, still known
+  alloc(HookId::hipMalloc, kReset, 0x7e8000300000ull, 1 << 20);        // HIP's: never asked
+  alloc(HookId::cuMemCreate, kReset, 0x7e8000100000ull, 2 << 20, MemoryType::kPhysical);  // a handle
+  const uint64_t t0 = monotonic_ns();
+  record_context_destroy(HookId::cuCtxDestroy_v2, kReset, t0, held_unless_gone);
+  EXPECT_EQ(g_resets_pending.count.load(), 1u);
+  EXPECT_EQ(apply_device_resets(kReset), 2u);
+  LiveEntry e;
+  EXPECT_FALSE(r->live.find(0x7e8000000000ull, &e));
+  EXPECT_FALSE(r->live.find(0x7e8000200000ull, &e));
+  EXPECT_TRUE(r->live.find(0x7e8000800000ull, &e));
+  EXPECT_TRUE(r->live.find(0x7e8001000000ull, &e));
+  EXPECT_TRUE(r->live.find(0x7e8000300000ull, &e));
+  EXPECT_TRUE(r->handles.find(0x7e8000100000ull, &e));
+  const std::vector<Event> ev = events_of(kReset, HookId::cuCtxDestroy_v2, t0);
+  ASSERT_EQ(ev.size(), 2u);
+  for (const Event& x : ev) EXPECT_EQ(event_kind(x), EventKind::kFree);
+  EXPECT_EQ(device_live_bytes(kReset), uint64_t(4 + 2 + 1 + 2) << 20);
+  // Leave the device empty for the next test.
+  record_device_reset(HookId::cudaDeviceReset, kReset, monotonic_ns());
+  apply_device_resets(kReset);
+  EXPECT_EQ(device_live_bytes(kReset), 0u);
+}
