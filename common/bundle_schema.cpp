@@ -58,7 +58,9 @@ bool api_destroys_context(std::string_view api) {
   return api_destroys_created_context(api);
 }
 
-bool api_destroys_created_context(std::string_view api) { return api == "cuCtxDestroy" || api == "cuCtxDestroy_v2"; }
+bool api_destroys_created_context(std::string_view api) {
+  return api == "cuCtxDestroy" || api == "cuCtxDestroy_v2" || api == "cuCtxDetach";
+}
 
 const char* event_type_name(EventKind k) { return name_of(kEventKinds, k); }
 EventKind event_kind_from_name(std::string_view n) { return value_of(kEventKinds, n, EventKind::kOther); }

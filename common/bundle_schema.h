@@ -74,7 +74,8 @@ enum class FrameKind : uint8_t { kPython, kNative, kOther };
 // the driver freed with a destroyed context: a primary context's
 // (cudaDeviceReset, cuDevicePrimaryCtxReset(_v2), cuDevicePrimaryCtxRelease(_v2)
 // (the last reference), hipDeviceReset, hipDevicePrimaryCtxReset) or one made
-// by cuCtxCreate (cuCtxDestroy(_v2): api_destroys_created_context).
+// by cuCtxCreate (cuCtxDestroy(_v2), the last cuCtxDetach:
+// api_destroys_created_context).
 bool api_destroys_context(std::string_view api);
 bool api_destroys_created_context(std::string_view api);
 

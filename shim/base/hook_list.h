@@ -56,6 +56,7 @@
   /* CUDA driver: a created context destroyed, with what it held (device_reset.h) */ \
   X(cuCtxDestroy, CUDA)                    \
   X(cuCtxDestroy_v2, CUDA)                 \
+  X(cuCtxDetach, CUDA)  /* deprecated; PyCUDA's Context.detach: destroys at the last use */ \
   /* CUDA driver: entry-point look-up (static runtime path) */ \
   X(cuGetProcAddress, CUDA)                \
   X(cuGetProcAddress_v2, CUDA)

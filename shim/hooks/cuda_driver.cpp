@@ -219,6 +219,17 @@ GM_EXPORT CUresult cuCtxDestroy(CUcontext ctx) {
   return wrap_context_destroy<decltype(&cuCtxDestroy)>(HookId::cuCtxDestroy, ctx);
 }
 
+// Destroys the context only when it drops the last use (cuCtxAttach counts
+// uses); the driver is asked about each address either way, so a detach
+// that destroyed nothing releases nothing. Deprecated in cuda.h, and still
+// PyCUDA's Context.detach (src/cpp/cuda.hpp, context::detach_internal).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+GM_EXPORT CUresult cuCtxDetach(CUcontext ctx) {
+  return wrap_context_destroy<decltype(&cuCtxDetach)>(HookId::cuCtxDetach, ctx);
+}
+#pragma GCC diagnostic pop
+
 // --- Entry-point look-up: hand out our wrapper for exactly the ABIs we wrap.
 
 GM_EXPORT CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int cudaVersion, cuuint64_t flags,

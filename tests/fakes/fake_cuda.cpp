@@ -69,6 +69,7 @@ constexpr int kMaxCreated = 64;
 struct Created {
   int device = -1;
   bool live = false;
+  int uses = 0;  // cuCtxCreate 1, cuCtxAttach +1, cuCtxDetach -1 (destroyed at 0)
 };
 std::mutex g_created_mu;
 Created g_created[kMaxCreated];
@@ -321,7 +322,7 @@ FAKE_EXPORT CUresult CUDAAPI cuCtxCreate_v2(CUcontext* pctx, unsigned int flags,
     std::lock_guard<std::mutex> lock(g_created_mu);
     while (i < kMaxCreated && (g_created[i].live || g_created[i].device >= 0)) ++i;  // never reused
     if (i == kMaxCreated) return CUDA_ERROR_OUT_OF_MEMORY;
-    g_created[i] = Created{int(dev), true};
+    g_created[i] = Created{int(dev), true, 1};
   }
   *pctx = reinterpret_cast<CUcontext>(&g_created[i]);
   return cuCtxPushCurrent_v2(*pctx);
@@ -361,6 +362,31 @@ FAKE_EXPORT CUresult CUDAAPI cuCtxDestroy_v2(CUcontext ctx) {
 
 // The pre-CUDA-4.0 ABI, same argument and meaning (libcuda exports both).
 FAKE_EXPORT CUresult CUDAAPI cuCtxDestroy(CUcontext ctx) { return cuCtxDestroy_v2(ctx); }
+
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+// Deprecated, and still what PyCUDA's Context.detach calls
+// (src/cpp/cuda.hpp, context::detach_internal): a usage count on the
+// current created context; the detach that takes it to 0 destroys it.
+FAKE_EXPORT CUresult CUDAAPI cuCtxAttach(CUcontext* pctx, unsigned int flags) {
+  (void)flags;
+  if (pctx == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (!t_has_ctx || t_created < 0) return CUDA_ERROR_INVALID_CONTEXT;
+  std::lock_guard<std::mutex> lock(g_created_mu);
+  ++g_created[t_created].uses;
+  *pctx = reinterpret_cast<CUcontext>(&g_created[t_created]);
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult CUDAAPI cuCtxDetach(CUcontext ctx) {
+  const int i = created_index(ctx);
+  if (i < 0 || i != t_created) return CUDA_ERROR_INVALID_CONTEXT;  // "must be current to the calling thread"
+  {
+    std::lock_guard<std::mutex> lock(g_created_mu);
+    if (!g_created[i].live) return CUDA_ERROR_INVALID_CONTEXT;
+    if (--g_created[i].uses > 0) return CUDA_SUCCESS;
+  }
+  return cuCtxDestroy_v2(ctx);
+}
 
 // The attributes a caller asks to tell a live allocation from a freed one
 // (CU_POINTER_ATTRIBUTE_CONTEXT, _DEVICE_ORDINAL, _MEMORY_TYPE); an address

@@ -398,6 +398,22 @@ void created_contexts() {
     CALL("cuMemFree_v2", "after_destroy", 0, dfree(inside), NOLAST);
     CALL("cuMemFree_v2", "outside_after_destroy", 0, dfree(outside), NOLAST);
   }
+  // cuCtxDetach destroys only at the last use (PyCUDA's Context.detach).
+  auto detach = sym<Destroy>(g_drv, "cuCtxDetach");
+  auto attach = sym<CUresult (*)(CUcontext*, unsigned int)>(g_drv, "cuCtxAttach");
+  print_resolution(g_drv, "cuCtxDetach");
+  if (!detach || !attach) return;
+  CUcontext ctx = nullptr, again = nullptr;
+  CUdeviceptr kept = kMarker, gone = kMarker;
+  CALL("cuCtxCreate_v2", "for_detach", 0, create(&ctx, 0, 0), NOLAST);
+  CALL("cuCtxAttach", "second_use", 0, attach(&again, 0), NOLAST);
+  CALL("cuMemAlloc_v2", "before_detach", kept, alloc(&kept, kSmall), NOLAST);
+  CALL("cuCtxDetach", "one_of_two", 0, detach(ctx), NOLAST);
+  CALL("cuMemFree_v2", "after_one_detach", 0, dfree(kept), NOLAST);
+  CALL("cuMemAlloc_v2", "before_last_detach", gone, alloc(&gone, kSmall), NOLAST);
+  CALL("cuCtxDetach", "last", 0, detach(ctx), NOLAST);
+  CALL("cuCtxDetach", "again", 0, detach(ctx), NOLAST);
+  CALL("cuMemFree_v2", "after_last_detach", 0, dfree(gone), NOLAST);
 }
 
 void driver_resets() {

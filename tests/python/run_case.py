@@ -411,6 +411,27 @@ def case_numba_close(args, tmp):
                       "free by the context's release", prefix=True)
 
 
+def case_pycuda_detach(args, tmp):
+    """A PyCUDA context detached with arrays still held (cases/pycuda_detach.py):
+    the last cuCtxDetach destroys the context and the driver frees them, so
+    the later out-of-memory's bundle lists none of them, and their frees name
+    the line of the detach, inside the user's function that let it go."""
+    out = run(args, {}, program("pycuda_detach"), tmp)
+    held = {int(x, 16) for x in re.findall(r"HELD (0x[0-9a-f]+)", out)}
+    check(len(held) == 3, "the program held %d arrays" % len(held))
+    b = Bundle(tmp)
+    s = sites("pycuda_detach")
+    callers = [py_frames(b.stack(a["stack_id"]))[1][1] for a in b.allocations]
+    check(callers and all(c == s["after"] for c in callers),
+          "live arrays by the line that made them: %s (held line %d, after line %d)" % (callers, s["held"], s["after"]))
+    gone = [e for e in b.events if e["api"] == "cuCtxDetach" and e["event_type"] == "deallocation"]
+    check({e["address"] for e in gone} == held, "frees of the detach: %s" % [hex(e["address"]) for e in gone])
+    for e in gone:
+        expect_frames(b.stack(e["stack_id"]), "pycuda_detach",
+                      [(fn("Context.detach"), "detach"), (fn("solve_once"), "solve")],
+                      "free by the context's detach", prefix=True)
+
+
 def case_disabled(args, tmp):
     run(args, {"GPUMEMREC_PYTHON_STACKS": "0"}, program("nested"), tmp)
     b = Bundle(tmp)

@@ -86,7 +86,8 @@ TEST(BundleSchema, ContextDestroyingApis) {
                         ""})
     EXPECT_FALSE(gpumemrec::api_destroys_context(a)) << a;
   // Which of them destroy a context of cuCtxCreate (the report words it so).
-  for (const char* a : {"cuCtxDestroy", "cuCtxDestroy_v2"}) EXPECT_TRUE(gpumemrec::api_destroys_created_context(a)) << a;
+  for (const char* a : {"cuCtxDestroy", "cuCtxDestroy_v2", "cuCtxDetach"})
+    EXPECT_TRUE(gpumemrec::api_destroys_created_context(a)) << a;
   for (const char* a : {"cudaDeviceReset", "cuDevicePrimaryCtxRelease_v2", "cuCtxDestroy_v3"})
     EXPECT_FALSE(gpumemrec::api_destroys_created_context(a)) << a;
 }
