@@ -9,6 +9,7 @@ Usage: validate.py --build BUILD_DIR --logs LOG_DIR [--only CASE,...]
 import argparse
 import glob
 import json
+import re
 import os
 import shutil
 import signal
@@ -148,6 +149,24 @@ def check_reset(case):
                                                           md.get("device_total_bytes"))
 
 
+def check_ctx_destroy(case, stdout):
+    """A created context's destruction: its 8 chunks are freed in the bundle
+    (api cuCtxDestroy_v2), the primary context's chunk (KEEP) is still live:
+    what the driver answers cuPointerGetAttribute for each address decided."""
+    bundles = case.bundles()
+    if not bundles:
+        return False, "no bundle"
+    b = bundles[0]
+    events = load(b, "events.json")
+    events = events.get("events", events) if isinstance(events, dict) else events
+    gone = [e for e in events if e.get("api", "").startswith("cuCtxDestroy") and e.get("event_type") == "deallocation"]
+    m = re.search(r"KEEP ptr=0x([0-9a-f]+)", stdout)
+    kept = int(m.group(1), 16) if m else None
+    live = {a["address"] for a in load(b, "allocations.json")}
+    ok = len(gone) == 8 and kept is not None and kept in live
+    return ok, "context frees=%d, primary's chunk %s" % (len(gone), "live" if kept in live else "MISSING")
+
+
 def record(name, ok, detail):
     detail = "%s (at %.0fs)" % (detail, time.time() - STARTED)
     RESULTS.append((name, "PASS" if ok else ("SKIP" if ok is None else "FAIL"), detail))
@@ -193,17 +212,20 @@ def main():
     expect = {"cuda_static": ({"cuMemAlloc_v2"}, "grab_device_memory"),
               "cuda_shared": ({"cudaMalloc"}, "grab_device_memory"),
               "driver_api": ({"cuMemAlloc_v2"}, "grab_with_driver")}
-    reset_cases = {"cuda_reset_static": "cuda_static", "cuda_reset_shared": "cuda_shared"}
+    reset_cases = {"cuda_reset_static": "cuda_static", "cuda_reset_shared": "cuda_shared",
+                   "driver_ctx_destroy": "driver_api"}
     for name, cmd in list(builds.items()) + [(n, None) for n in reset_cases]:
         if not want(name) or (cmd is None and not os.path.exists(os.path.join(bins, reset_cases[name]))):
             continue
-        if cmd is None:  # a device reset while 8 GiB are held: they must not stay listed
+        if cmd is None:  # a context destroyed while 8 GiB are held: they must not stay listed
             c = Case(name, logs)
-            prog = [os.path.join(bins, reset_cases[name]), "reset"]
+            ctx = name == "driver_ctx_destroy"
+            prog = [os.path.join(bins, reset_cases[name]), "ctx" if ctx else "reset"]
             plain, p = c.run(prog, None), c.run(prog, shim)
-            ok, detail = check_bundle(c, expect[reset_cases[name]][0], want_fn="grab_device_memory")
-            ok2, detail2 = check_reset(c)
-            if p.returncode != plain.returncode or "RESET held=8 rc=0" not in p.stdout:
+            ok, detail = check_bundle(c, expect[reset_cases[name]][0], want_fn=expect[reset_cases[name]][1])
+            ok2, detail2 = check_ctx_destroy(c, p.stdout) if ctx else check_reset(c)
+            said = "CTXDESTROY held=8 rc=0" if ctx else "RESET held=8 rc=0"
+            if p.returncode != plain.returncode or said not in p.stdout:
                 ok, detail = False, "program behaved differently under the shim | " + detail
             record(name, ok and ok2, detail2 + " | " + detail)
             continue
