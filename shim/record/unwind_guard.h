@@ -7,16 +7,17 @@
 // the child's first unwind waits on it. No atfork handler of ours can take
 // locks it cannot name.
 //
-// What we do instead (an asymmetric Dekker handshake):
+// What we do instead (Dekker's handshake, with sequentially consistent
+// atomics on both sides):
 //  - every call of ours into libunwind is bracketed by enter()/leave(),
 //    which set and clear a mark on a line of the calling thread's own (the
 //    first kExclusive threads each have one; later threads share the last
-//    one, with atomic counts);
-//  - the fork's prepare handler raises `pending`, then runs
-//    membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED): a full barrier on every
-//    running thread of the process (Linux >= 4.14). After it, a thread about
-//    to enter libunwind sees `pending` and unwinds that one call with glibc's
-//    backtrace() instead, and a thread already inside has its mark visible;
+//    one, with atomic counts); the mark is set with a full barrier, then
+//    `pending` is read;
+//  - the fork's prepare handler raises `pending` (a full barrier too), then
+//    reads the marks. So a thread about to enter libunwind sees `pending`
+//    and unwinds that one call with glibc's backtrace() instead, or its mark
+//    is visible to the prepare handler;
 //  - the prepare handler then waits, at most kForkWaitNs, for a thread
 //    still inside to come out (a few microseconds unless it was preempted);
 //  - the child sees the marks as they were at the fork: all clear, nothing
@@ -24,12 +25,16 @@
 //    times cheaper per frame); one set (a thread was inside, or the forking
 //    thread itself, from a signal handler), it unwinds with glibc from then
 //    on, as every child did before.
-// The hot path pays a store to its own line, a compiler barrier and a read
-// of a line written only at a fork; the barrier's cost is the fork's.
+// The hot path pays one locked store to its own line (an xchg: the full
+// barrier) and a read of a line written only at a fork, per native stack.
+// No system call anywhere: membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)
+// would make the hot path's barrier free, but it is a system call the
+// program may not allow (a seccomp filter that kills on an unknown call,
+// systemd's SystemCallFilter=), and in a fork's prepare handler too.
 //
-// Where the guard is off (membarrier refused: a kernel before 4.14, a
-// seccomp filter; or libunwind was loaded by the program before us, so its
-// own threads may hold those locks at a fork), children unwind with glibc.
+// Where the guard is off (libunwind was loaded by the program before us, so
+// its own threads may hold those locks at a fork), children unwind with
+// glibc.
 // Lifetime hazard, not covered: a library the program loads later that uses
 // the same libunwind (the loader hands it ours) may hold its locks at a fork.
 #pragma once
@@ -47,9 +52,9 @@ class UnwindGuard {
   static constexpr uint64_t kForkWaitNs = 2000000;  // before_fork waits at most this for a thread inside
 
   // At start-up, once libunwind is chosen: `shared_with_program` when the
-  // program had loaded libunwind before us. Registers membarrier; the guard
-  // is on only if that worked and libunwind is ours alone.
-  void init(bool shared_with_program);
+  // program had loaded libunwind before us; the guard is on only when
+  // libunwind is ours alone.
+  void init(bool shared_with_program) { on_ = !shared_with_program; }
   bool on() const { return on_; }
 
   // Around a call into libunwind. enter() false: a fork is under way, use
@@ -59,10 +64,9 @@ class UnwindGuard {
     unsigned i = t_thread_;
     if (i == 0) i = t_thread_ = threads_.fetch_add(1, std::memory_order_relaxed) + 1;
     Mark& m = marks_[i <= kExclusive ? i - 1 : kExclusive];
-    if (i <= kExclusive) m.n.store(1, std::memory_order_relaxed);
-    else m.n.fetch_add(1, std::memory_order_relaxed);
-    std::atomic_signal_fence(std::memory_order_seq_cst);  // the other half is membarrier (before_fork)
-    if (pending_.load(std::memory_order_relaxed) == 0) return true;
+    if (i <= kExclusive) m.n.store(1, std::memory_order_seq_cst);
+    else m.n.fetch_add(1, std::memory_order_seq_cst);
+    if (pending_.load(std::memory_order_seq_cst) == 0) return true;  // the other half: before_fork
     leave();
     return false;
   }
@@ -77,7 +81,7 @@ class UnwindGuard {
   void before_fork();
   void after_fork_parent() { pending_.fetch_sub(1, std::memory_order_relaxed); }
   // In the child: true when no mark was set at the fork (the child may keep
-  // libunwind). Re-registers membarrier for the child's own forks.
+  // libunwind).
   bool after_fork_child();
 
  private:
@@ -87,8 +91,7 @@ class UnwindGuard {
     std::atomic<uint32_t> n{0};
   };
   static GM_TLS unsigned t_thread_;  // 1-based thread number; 0: none yet
-  bool on_ = false;        // written at init and in a fork's child (one thread)
-  bool barrier_ok_ = false;  // the last before_fork's barrier ran (the forking thread's)
+  bool on_ = false;  // written at init and in a fork's child (one thread)
   Mark marks_[kMarks];
   alignas(128) std::atomic<unsigned> threads_{0};
   alignas(128) std::atomic<int> pending_{0};  // forks under way (prepare .. parent)

@@ -156,16 +156,6 @@ def auto_unwinder():
     return "libunwind (bundled)" if os.path.exists(os.path.join(BUILD, "bin", "libunwind.so.8")) else "glibc backtrace"
 
 
-def membarrier_usable():
-    """membarrier(MEMBARRIER_CMD_QUERY) lists PRIVATE_EXPEDITED (x86-64
-    syscall 324, Linux >= 4.14): what lets a forked child keep libunwind
-    (shim/record/unwind_guard.h)."""
-    import ctypes
-    libc = ctypes.CDLL(None, use_errno=True)
-    cmds = libc.syscall(324, 0, 0, 0)
-    return cmds > 0 and bool(cmds & 8)
-
-
 def program(name):
     path = os.path.join(PROGRAMS, name)
     check(os.path.exists(path), "missing test program " + path)

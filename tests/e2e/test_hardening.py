@@ -21,7 +21,7 @@ import threading
 import time
 
 from gm_e2e import (BUILD, PRELOAD_PREFIX, RUN_TIMEOUT_S, SHIM, Bundle, Failure, auto_unwinder, base_env, check,
-                    check_live_matches_ledger, main, membarrier_usable, normalized, preload_env, program, run)
+                    check_live_matches_ledger, main, normalized, preload_env, program, run)
 
 SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 HARD = os.path.join(BUILD, "tests", "hardening")
@@ -326,7 +326,7 @@ def python_mp(method):
         # forks from its main thread: a forked child keeps the parent's
         # unwinder (before, every forked child fell back to glibc's, about
         # ten times slower per call; shim/record/unwind_guard.h).
-        want = auto_unwinder() if method == "spawn" or membarrier_usable() else "glibc backtrace"
+        want = auto_unwinder()
         for pid in pids:
             unw = got[pid].json("environment.json")["config"]["unwinder"]
             check(unw == want, "%s child %d unwound with %r, expected %r" % (method, pid, unw, want))
