@@ -132,15 +132,23 @@ RESET_APIS = {"cudaDeviceReset", "cuDevicePrimaryCtxReset", "cuDevicePrimaryCtxR
               "cuDevicePrimaryCtxRelease", "cuDevicePrimaryCtxRelease_v2"}
 
 
-def check_reset(case):
-    """A device reset's frees are in the bundle and nothing it freed is live."""
+def context_frees(case, destroys):
+    """The case's first bundle and its deallocations whose api `destroys(api)`
+    (a destroyed context's), or (None, None) when there is no bundle."""
     bundles = case.bundles()
     if not bundles:
-        return False, "no bundle"
+        return None, None
     b = bundles[0]
     events = load(b, "events.json")
     events = events.get("events", events) if isinstance(events, dict) else events
-    gone = [e for e in events if e.get("api") in RESET_APIS and e.get("event_type") == "deallocation"]
+    return b, [e for e in events if destroys(e.get("api", "")) and e.get("event_type") == "deallocation"]
+
+
+def check_reset(case):
+    """A device reset's frees are in the bundle and nothing it freed is live."""
+    b, gone = context_frees(case, lambda api: api in RESET_APIS)
+    if b is None:
+        return False, "no bundle"
     allocs = load(b, "allocations.json")
     md = load(b, "metadata.json")
     live = sum(a["size"] for a in allocs)
@@ -153,13 +161,9 @@ def check_ctx_destroy(case, stdout):
     """A created context's destruction: its 8 chunks are freed in the bundle
     (api cuCtxDestroy_v2), the primary context's chunk (KEEP) is still live:
     what the driver answers cuPointerGetAttribute for each address decided."""
-    bundles = case.bundles()
-    if not bundles:
+    b, gone = context_frees(case, lambda api: api.startswith("cuCtxDestroy"))
+    if b is None:
         return False, "no bundle"
-    b = bundles[0]
-    events = load(b, "events.json")
-    events = events.get("events", events) if isinstance(events, dict) else events
-    gone = [e for e in events if e.get("api", "").startswith("cuCtxDestroy") and e.get("event_type") == "deallocation"]
     m = re.search(r"KEEP ptr=0x([0-9a-f]+)", stdout)
     kept = int(m.group(1), 16) if m else None
     live = {a["address"] for a in load(b, "allocations.json")}

@@ -387,49 +387,43 @@ def case_gen_async(args, tmp):
                       "coroutine allocation")
 
 
-def case_numba_close(args, tmp):
-    """numba.cuda.close() with arrays still held (cases/numba_close.py): the
-    driver frees them with the context, so the bundle of the later
-    out-of-memory lists none of them, and their frees name the line of the
-    primary-context release that destroyed the context."""
-    out = run(args, {}, program("numba_close"), tmp)
+def check_context_took_them(args, tmp, case, api, frames, count=None):
+    """A context destroyed while the program still held arrays (the case
+    prints them as "HELD 0x..."), then arrays until out of memory, at the
+    same addresses: the bundle lists only the later arrays (`count` of them,
+    when given; which line made each says whether it is a phantom), the
+    destroyed context's are freed by `api`, each free's stack led by
+    `frames` (the Python frames of the call that destroyed it)."""
+    out = run(args, {}, program(case), tmp)
     held = {int(x, 16) for x in re.findall(r"HELD (0x[0-9a-f]+)", out)}
     check(len(held) == 3, "the program held %d arrays" % len(held))
     b = Bundle(tmp)
-    # The new arrays reuse the old addresses: which line made each says
-    # whether it is a phantom of the destroyed context.
-    s = sites("numba_close")
+    s = sites(case)
     callers = [py_frames(b.stack(a["stack_id"]))[1][1] for a in b.allocations]
-    check(callers.count(s["after"]) == 8 and len(callers) == 8,
-          "live arrays by the line that made them: %s (held line %d, after close() line %d)" %
-          (callers, s["held"], s["after"]))
-    gone = [e for e in b.events if e["api"] == "cuDevicePrimaryCtxRelease_v2" and e["event_type"] == "deallocation"]
-    check({e["address"] for e in gone} == held, "frees of the release: %s" % [hex(e["address"]) for e in gone])
+    check(callers and all(c == s["after"] for c in callers) and (count is None or len(callers) == count),
+          "live arrays by the line that made them: %s (held line %d, after line %d)" % (callers, s["held"], s["after"]))
+    gone = [e for e in b.events if e["api"] == api and e["event_type"] == "deallocation"]
+    check({e["address"] for e in gone} == held, "frees of %s: %s" % (api, [hex(e["address"]) for e in gone]))
     for e in gone:
-        expect_frames(b.stack(e["stack_id"]), "numba_close",
-                      [(fn("Device.release_primary_context"), "release"), (fn("Device.reset"), "reset")],
-                      "free by the context's release", prefix=True)
+        expect_frames(b.stack(e["stack_id"]), case, frames, "free by " + api, prefix=True)
+
+
+def case_numba_close(args, tmp):
+    """numba.cuda.close() with arrays still held (cases/numba_close.py): the
+    driver frees them with the context, and their frees name the line of the
+    primary-context release that destroyed it."""
+    check_context_took_them(args, tmp, "numba_close", "cuDevicePrimaryCtxRelease_v2",
+                            [(fn("Device.release_primary_context"), "release"), (fn("Device.reset"), "reset")],
+                            count=8)
 
 
 def case_pycuda_detach(args, tmp):
     """A PyCUDA context detached with arrays still held (cases/pycuda_detach.py):
-    the last cuCtxDetach destroys the context and the driver frees them, so
-    the later out-of-memory's bundle lists none of them, and their frees name
-    the line of the detach, inside the user's function that let it go."""
-    out = run(args, {}, program("pycuda_detach"), tmp)
-    held = {int(x, 16) for x in re.findall(r"HELD (0x[0-9a-f]+)", out)}
-    check(len(held) == 3, "the program held %d arrays" % len(held))
-    b = Bundle(tmp)
-    s = sites("pycuda_detach")
-    callers = [py_frames(b.stack(a["stack_id"]))[1][1] for a in b.allocations]
-    check(callers and all(c == s["after"] for c in callers),
-          "live arrays by the line that made them: %s (held line %d, after line %d)" % (callers, s["held"], s["after"]))
-    gone = [e for e in b.events if e["api"] == "cuCtxDetach" and e["event_type"] == "deallocation"]
-    check({e["address"] for e in gone} == held, "frees of the detach: %s" % [hex(e["address"]) for e in gone])
-    for e in gone:
-        expect_frames(b.stack(e["stack_id"]), "pycuda_detach",
-                      [(fn("Context.detach"), "detach"), (fn("solve_once"), "solve")],
-                      "free by the context's detach", prefix=True)
+    the last cuCtxDetach destroys the context and the driver frees them; their
+    frees name the line of the detach, inside the user's function that let
+    the context go."""
+    check_context_took_them(args, tmp, "pycuda_detach", "cuCtxDetach",
+                            [(fn("Context.detach"), "detach"), (fn("solve_once"), "solve")])
 
 
 def case_disabled(args, tmp):
