@@ -20,7 +20,7 @@ bool UnwindGuard::marks_clear() const {
 
 bool UnwindGuard::own_mark_set() const {
   const unsigned i = t_thread_;
-  return i != 0 && i <= kExclusive && marks_[i - 1].n.load(std::memory_order_relaxed) != 0;
+  return i != 0 && marks_[(i - 1) % kMarks].n.load(std::memory_order_relaxed) != 0;
 }
 
 void UnwindGuard::before_fork() {
@@ -29,8 +29,9 @@ void UnwindGuard::before_fork() {
   // From here no thread enters libunwind; one inside leaves within a few
   // microseconds unless it is preempted. Waiting for it a little lets the
   // child keep libunwind; the wait is bounded (then the child uses glibc),
-  // and skipped when this thread's own mark is set (a fork from a signal
-  // handler that interrupted our unwind: that mark clears only after fork).
+  // and skipped when this thread's own line counts someone in (a fork from
+  // a signal handler that interrupted our unwind: that count drops only
+  // after the fork; or a thread sharing the line: then the child uses glibc).
   const int saved = errno;
   const uint64_t until = monotonic_ns() + kForkWaitNs;
   for (int spins = 0; !marks_clear() && monotonic_ns() < until; ++spins)

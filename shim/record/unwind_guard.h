@@ -10,10 +10,11 @@
 // What we do instead (Dekker's handshake, with sequentially consistent
 // atomics on both sides):
 //  - every call of ours into libunwind is bracketed by enter()/leave(),
-//    which set and clear a mark on a line of the calling thread's own (the
-//    first kExclusive threads each have one; later threads share the last
-//    one, with atomic counts); the mark is set with a full barrier, then
-//    `pending` is read;
+//    which count the thread in and out on its mark: one of kMarks lines,
+//    given out round robin once per thread (the first kMarks threads of a
+//    process each have a line of their own; later ones share, a count per
+//    line), counted in with a locked add (the full barrier), then `pending`
+//    is read;
 //  - the fork's prepare handler raises `pending` (a full barrier too), then
 //    reads the marks. So a thread about to enter libunwind sees `pending`
 //    and unwinds that one call with glibc's backtrace() instead, or its mark
@@ -25,8 +26,8 @@
 //    times cheaper per frame); one set (a thread was inside, or the forking
 //    thread itself, from a signal handler), it unwinds with glibc from then
 //    on, as every child did before.
-// The hot path pays one locked store to its own line (an xchg: the full
-// barrier) and a read of a line written only at a fork, per native stack.
+// The hot path pays two locked adds on its own line (in and out) and a read
+// of a line written only at a fork, per native stack.
 // No system call anywhere: membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)
 // would make the hot path's barrier free, but it is a system call the
 // program may not allow (a seccomp filter that kills on an unknown call,
@@ -48,7 +49,6 @@ namespace gpumemrec {
 class UnwindGuard {
  public:
   static constexpr unsigned kMarks = 256;
-  static constexpr unsigned kExclusive = kMarks - 1;  // threads 1..255; later ones share the last mark
   static constexpr uint64_t kForkWaitNs = 2000000;  // before_fork waits at most this for a thread inside
 
   // At start-up, once libunwind is chosen: `shared_with_program` when the
@@ -61,20 +61,14 @@ class UnwindGuard {
   // glibc for this call (nothing to leave()).
   bool enter() {
     if (!on_) return true;
-    unsigned i = t_thread_;
-    if (i == 0) i = t_thread_ = threads_.fetch_add(1, std::memory_order_relaxed) + 1;
-    Mark& m = marks_[i <= kExclusive ? i - 1 : kExclusive];
-    if (i <= kExclusive) m.n.store(1, std::memory_order_seq_cst);
-    else m.n.fetch_add(1, std::memory_order_seq_cst);
+    Mark& m = my_mark();
+    m.n.fetch_add(1, std::memory_order_seq_cst);
     if (pending_.load(std::memory_order_seq_cst) == 0) return true;  // the other half: before_fork
-    leave();
+    m.n.fetch_sub(1, std::memory_order_release);
     return false;
   }
   void leave() {
-    if (!on_) return;
-    const unsigned i = t_thread_;
-    if (i <= kExclusive) marks_[i - 1].n.store(0, std::memory_order_release);
-    else marks_[kExclusive].n.fetch_sub(1, std::memory_order_release);
+    if (on_) my_mark().n.fetch_sub(1, std::memory_order_release);
   }
 
   // pthread_atfork: prepare (raise `pending`, then the barrier), parent.
@@ -86,11 +80,19 @@ class UnwindGuard {
 
  private:
   bool marks_clear() const;
-  bool own_mark_set() const;
+  bool own_mark_set() const;  // this thread's line counts someone in (itself, or a thread sharing it)
   struct alignas(128) Mark {  // 128: the adjacent-line prefetcher pairs lines
     std::atomic<uint32_t> n{0};
   };
-  static GM_TLS unsigned t_thread_;  // 1-based thread number; 0: none yet
+  Mark& my_mark() {
+    unsigned i = t_thread_;
+    if (i == 0) i = t_thread_ = threads_.fetch_add(1, std::memory_order_relaxed) + 1;
+    return marks_[(i - 1) % kMarks];
+  }
+  // 1-based thread number, given out by threads_ (one guard per process:
+  // the number is the thread's, not the instance's; tests that make several
+  // guards use fresh threads for what they count).
+  static GM_TLS unsigned t_thread_;
   bool on_ = false;  // written at init and in a fork's child (one thread)
   Mark marks_[kMarks];
   alignas(128) std::atomic<unsigned> threads_{0};

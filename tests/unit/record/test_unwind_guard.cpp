@@ -77,32 +77,31 @@ TEST(UnwindGuard, LibunwindSharedWithTheProgramMeansGlibcInChildren) {
   EXPECT_EQ(fork_and_ask(g), 1);
 }
 
-// Threads past the first kExclusive share the last mark, with counts: one
-// still inside there must keep the child off libunwind while others of the
-// same mark come and go.
-TEST(UnwindGuard, ThreadsBeyondTheExclusiveMarksShareOneCount) {
+// Threads past the first kMarks share lines, round robin, each line a
+// count: one still inside must keep the child off libunwind while another
+// thread of its line comes and goes (its leaves must not clear the holder's
+// count).
+TEST(UnwindGuard, ThreadsSharingALineCountEachOtherIn) {
   UnwindGuard g;
   g.init(false);
-  for (unsigned i = 0; i < UnwindGuard::kExclusive; ++i)
+  for (unsigned i = 0; i < UnwindGuard::kMarks; ++i)
     std::thread([&] {
       if (g.enter()) g.leave();
     }).join();
   std::atomic<int> state{0};
-  std::thread holder([&] {  // on the shared mark
+  std::thread holder([&] {  // thread kMarks + 1: the first line, shared
     if (!g.enter()) return;
     state.store(1);
     while (state.load() != 2) std::this_thread::yield();
     g.leave();
   });
   while (state.load() != 1) std::this_thread::yield();
-  std::vector<std::thread> others;
-  for (int k = 0; k < 8; ++k)
-    others.emplace_back([&] {
-      for (int i = 0; i < 1000; ++i)
+  for (unsigned i = 0; i < UnwindGuard::kMarks; ++i)  // one of them shares the holder's line
+    std::thread([&] {
+      for (int k = 0; k < 100; ++k)
         if (g.enter()) g.leave();
-    });
-  for (auto& t : others) t.join();
-  EXPECT_EQ(fork_and_ask(g), 1) << "the holder's count was lost to the others' leaves";
+    }).join();
+  EXPECT_EQ(fork_and_ask(g), 1) << "the holder's count was lost to another thread of its line";
   state.store(2);
   holder.join();
   EXPECT_EQ(fork_and_ask(g), 0);
