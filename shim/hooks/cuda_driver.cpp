@@ -250,5 +250,9 @@ GM_EXPORT CUresult cuGetProcAddress(const char* symbol, void** pfn, int cudaVers
 }
 
 namespace gpumemrec {
+// cuCtxDetach's address: deprecated in cuda.h, hooked all the same (above).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 void* const kCudaWrappers[kCudaHookCount] = {GPUMEMREC_HOOKS_CUDA(GPUMEMREC_WRAPPER_ADDRESS)};
+#pragma GCC diagnostic pop
 }  // namespace gpumemrec

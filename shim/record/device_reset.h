@@ -56,8 +56,11 @@ void record_context_destroy(HookId api, int device, uint64_t t0_ns, StillHeld st
 // (memory short) the release stays pending and nothing is lost.
 uint64_t apply_device_resets(int device);
 
-// Before an allocation call on `device` records. An unknown device (-1)
-// applies every device's: the allocation may be on the reset one.
+// At the top of an allocation wrapper (hooks/wrap.h, run_alloc), before
+// the limit counts and before the driver is called: once the driver hands
+// a destroyed address out again, a created context's question would find it
+// held. An unknown device (-1) applies every device's: the allocation may be
+// on the reset one.
 inline void apply_device_resets_before_alloc(int device) {
   if (__builtin_expect(g_resets_pending.count.load(std::memory_order_relaxed) != 0, 0)) apply_device_resets(device);
 }

@@ -253,7 +253,6 @@ uint64_t device_pooled_bytes(int device) {
 void record_alloc(HookId api, int device, uint64_t address, uint64_t size, uint64_t stream, MemoryType type,
                   uint64_t t0_ns, int result, uint64_t reserved) {
   Recorder* r = g_recorder;
-  apply_device_resets_before_alloc(device);
   uint64_t t1 = monotonic_ns();
   uint32_t stack = capture_stack_id(r);
   Event e;
@@ -275,7 +274,6 @@ void record_alloc(HookId api, int device, uint64_t address, uint64_t size, uint6
 bool record_alloc_failure(HookId api, int device, uint64_t size, uint64_t stream, MemoryType type, uint64_t t0_ns,
                           int result, bool oom, DumpReason reason, FailureInfo* failure, uint64_t reserved) {
   Recorder* r = g_recorder;
-  apply_device_resets_before_alloc(device);
   if (reserved) add_live(r, device, -int64_t(reserved));  // the reservation was not used
   uint64_t t1 = monotonic_ns();
   uint32_t stack = capture_stack_id(r);

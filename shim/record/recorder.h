@@ -6,6 +6,7 @@
 //   HookScope scope;                        // re-entrancy guard
 //   if (!scope.record()) return real(...);  // nested call or recorder off
 //   int dev = ...;                          // current device, before the call
+//   apply_device_resets_before_alloc(dev);  // a destroyed context's entries go (device_reset.h)
 //   Admission a = admit(id, dev, size);     // LIMIT / FAIL_AFTER; reserves bytes
 //   if (a.refused != kNone) return <refuse as OOM>;
 //   uint64_t t0 = monotonic_ns();                // the events' clock (see fill())

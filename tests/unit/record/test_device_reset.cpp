@@ -42,7 +42,10 @@ uint64_t entries_of(LiveTable& t, int device) {
   return n;
 }
 
+// As the allocation wrapper does (hooks/wrap.h, run_alloc): a destroyed
+// context's release first, then the record.
 void alloc(HookId api, int device, uint64_t address, uint64_t size, MemoryType type = MemoryType::kDevice) {
+  apply_device_resets_before_alloc(device);
   record_alloc(api, device, address, size, 0, type, monotonic_ns(), 0);
 }
 
