@@ -105,13 +105,11 @@ void stack_capture_after_fork_parent() { g_guard.after_fork_parent(); }
 void stack_capture_after_fork() {
   const BacktraceFn fn = g_backtrace.load(std::memory_order_acquire);
   if (fn == nullptr) return;  // stacks off
-  const bool keep = g_guard.after_fork_child();  // always: it re-arms the guard for the child's forks
+  const bool keep = g_guard.after_fork_child();  // always: it clears the child's flag and counts
   if (fn == glibc_backtrace || keep) return;
   g_backtrace.store(glibc_backtrace, std::memory_order_release);
   g_backend = "glibc backtrace";
 }
-
-bool stack_capture_child_keeps_libunwind() { return g_guard.on(); }
 
 uint32_t capture_native_stack(uint64_t* out, int depth) {
   BacktraceFn fn = g_backtrace.load(std::memory_order_acquire);

@@ -34,8 +34,6 @@ const char* stack_capture_backend();
 void stack_capture_before_fork();
 void stack_capture_after_fork_parent();
 void stack_capture_after_fork();  // in the child
-// Whether this process's forked children may keep libunwind (tests, docs).
-bool stack_capture_child_keeps_libunwind();
 
 // Writes at most `depth` return addresses (innermost first) to out.
 uint32_t capture_native_stack(uint64_t* out, int depth);
