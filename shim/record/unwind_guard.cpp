@@ -1,9 +1,5 @@
 #include "shim/record/unwind_guard.h"
 
-#include <sched.h>
-
-#include <cerrno>
-
 #include "shim/base/clock.h"
 
 namespace gpumemrec {
@@ -32,11 +28,15 @@ void UnwindGuard::before_fork() {
   // and skipped when this thread's own line counts someone in (a fork from
   // a signal handler that interrupted our unwind: that count drops only
   // after the fork; or a thread sharing the line: then the child uses glibc).
-  const int saved = errno;
+  // A spin, not sched_yield: no system call here (unwind_guard.h). On a
+  // machine with every core busy the thread inside may not run within the
+  // bound, and the child then uses glibc.
   const uint64_t until = monotonic_ns() + kForkWaitNs;
-  for (int spins = 0; !marks_clear() && monotonic_ns() < until; ++spins)
-    if (spins > 16) sched_yield();
-  errno = saved;
+  while (!marks_clear() && monotonic_ns() < until) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
 }
 
 bool UnwindGuard::after_fork_child() {
