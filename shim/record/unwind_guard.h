@@ -28,11 +28,12 @@
 //    on, as every child did before.
 // The hot path pays two locked adds on its own line (in and out) and a read
 // of a line written only at a fork, per native stack.
-// No system call, on the hot path or in the fork handlers (the wait spins on
-// the vDSO clock): membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) would make
-// the hot path's barrier free, but it is a system call the program may not
-// allow (a seccomp filter that kills on an unknown call, systemd's
-// SystemCallFilter=), and so might sched_yield be.
+// No system call on the hot path, and none in the fork handlers but the
+// wait's sched_yield, which the ring already makes when it spins:
+// membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) would make the hot path's
+// barrier free, but it is a system call the program may not allow (a
+// seccomp filter that kills on an unknown call, systemd's
+// SystemCallFilter=).
 //
 // Where the guard is off (libunwind was loaded by the program before us, so
 // its own threads may hold those locks at a fork), children unwind with
