@@ -77,8 +77,9 @@ int device_of_context(CUcontext ctx) {
 }
 
 // After a context's destruction: whether the driver still knows the address
-// (cuPointerGetAttribute answers CUDA_ERROR_INVALID_VALUE for one it does
-// not). Called when the release is applied (device_reset.h).
+// (cuda.h on cuPointerGetAttribute: "If ptr is not a valid CUDA pointer then
+// CUDA_ERROR_INVALID_VALUE is returned"). Any other answer keeps the entry.
+// Called when the release is applied (device_reset.h).
 bool cuda_address_still_held(uint64_t address) {
   auto fn = helper<CUresult (*)(void*, CUpointer_attribute, CUdeviceptr)>(g_pointer_attribute, Library::CUDA,
                                                                             "cuPointerGetAttribute");
