@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 from gm_e2e import (BUILD, E2E_BIN, PRELOAD_PREFIX, RUN_TIMEOUT_S, Failure, check, check_live_matches_ledger, main,
-                    normalized, preload_env, program, run, system_has_libunwind)
+                    normalized, preload_env, program, run, auto_unwinder, system_has_libunwind)
 
 CHUNK = 16 << 20
 
@@ -141,7 +141,7 @@ def unwinders():
     tsan = "tsan" in PRELOAD_PREFIX  # the TSan build always unwinds with glibc (stack_capture.cpp)
     bundled = os.path.exists(os.path.join(BUILD, "bin", "libunwind.so.8"))
     system = system_has_libunwind()
-    want = {"auto": "libunwind" if system else "libunwind (bundled)" if bundled else "glibc backtrace",
+    want = {"auto": auto_unwinder(),
             "system": "libunwind" if system else "glibc backtrace",
             "bundled": "libunwind (bundled)" if bundled else "glibc backtrace",
             "glibc": "glibc backtrace"}
