@@ -18,6 +18,7 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
 RESULTS = []
 # One program's limit: a hang is recorded as a failure and the matrix goes on.
 CLI = None  # gpumemrec, set in main()
@@ -182,6 +183,39 @@ def record(name, ok, detail):
 
 def have_module(mod):
     return subprocess.run([sys.executable, "-c", "import " + mod], capture_output=True).returncode == 0
+
+
+def run_workloads(logs, shim, want, torch_ok):
+    """Real workloads (workloads.py): backward, roles, KV cache, fragmentation,
+    the peak without an out-of-memory, NCCL; checks in check_workloads.py."""
+    import check_workloads as cw
+    wl = [sys.executable, os.path.join(HERE, "workloads.py")]
+    cases = [
+        ("torch_backward", {}, lambda c, p: cw.check_backward(c.dumps, p.stdout, p.returncode)),
+        ("torch_roles", {}, lambda c, p: cw.check_roles(c.dumps, p.stdout)),
+        ("torch_kv_cache", {}, lambda c, p: cw.check_kv_cache(c.dumps, p.stdout)),
+        ("torch_fragment", {}, lambda c, p: cw.check_fragment(c.dumps, p.stdout, CLI, False)),
+        ("torch_fragment_expandable", {"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"},
+         lambda c, p: cw.check_fragment(c.dumps, p.stdout, CLI, True)),
+        ("torch_peak", {"GPUMEMREC_DUMP_AT_EXIT": "1"}, lambda c, p: cw.check_peak(c.dumps, p.stdout)),
+        ("nccl_allreduce", {}, lambda c, p: cw.check_nccl(c.dumps, p.stdout)),
+    ]
+    for name, env, check in cases:
+        if not want(name):
+            continue
+        if not torch_ok:
+            record(name, None, "torch not installed")
+            continue
+        c = Case(name, logs)
+        arg = name.replace("_expandable", "")
+        p = c.run(wl + [arg], shim, env)
+        ok, detail = check(c, p)
+        if CLI:
+            for b in sorted(glob.glob(os.path.join(c.dumps, "*")))[-1:]:
+                rep = subprocess.run([CLI, "report", b], capture_output=True, text=True, timeout=120)
+                with open(os.path.join(c.dir, "report.txt"), "w") as f:
+                    f.write(rep.stdout + rep.stderr)
+        record(name, ok, detail)
 
 
 def main():
@@ -368,6 +402,8 @@ def main():
                                 capture_output=True, text=True)
         ok = ok and p.returncode != 0 and "JAX live buffers" in report.stdout and "jax_uncaught" in report.stdout
         record("hook_jax", ok, detail)
+
+    run_workloads(logs, shim, want, torch_ok)
 
     if want("overhead") and torch_ok:
         c = Case("overhead", logs)
