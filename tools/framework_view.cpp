@@ -32,6 +32,7 @@ void read_digest(const std::string& json, FrameworkView* v) {
     return;
   }
   v->present = true;
+  v->x = parse_framework_extras(json.data(), json.size());
 }
 
 bool framework_file(const std::string& file) {
