@@ -125,7 +125,7 @@ void caps(const Bundle& b, const AdviceInput& in, std::vector<Advice>* out) {
   const auto total = device_total(b, in, dev);
   if (in.limit_bytes && (!total || *in.limit_bytes < *total))
     out->push_back({"gpumemrec_limit", dev,
-                    "GPUMEMREC_LIMIT=" + in.limit_text + " caps device " + std::to_string(dev) + " at " +
+                    "GPUMEMREC_LIMIT" + (in.limit_text.empty() ? "" : "=" + in.limit_text) + " caps device " + std::to_string(dev) + " at " +
                         format_bytes(*in.limit_bytes) + (total ? " of " + format_bytes(*total) : std::string()),
                     "unset GPUMEMREC_LIMIT for the real card (it rehearses a smaller one)", kSrcLimit});
 }

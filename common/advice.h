@@ -42,7 +42,7 @@ struct Advice {
 struct AdviceInput {
   FrameworkFacts framework;
   // GPUMEMREC_LIMIT for the failing device (nullopt: not set), and the
-  // variable's text.
+  // variable's text ("" when not known).
   std::optional<uint64_t> limit_bytes;
   std::string limit_text;
 };

@@ -13,6 +13,8 @@ The default scenario, device 0 of 80 GiB (GiB throughout):
          allocator_cache 10 (sum 60 = reserved)  -> optimizer_state (2.0x)
   libc10_cuda.so 60 recorded, libnccl.so.2 2 -> nccl
   context 1; pid 777 "python3 other.py" 16 -> other_process; free 0.5
+  peak.json: 70 live at the ring's middle event, not exact; one site of 5
+  (the first stack of stacks.json), live now 62
 --balanced: weights = gradients = optimizer_state = activations = 12,
 allocator_cache 12, request 512 KiB: no advice at all.
 """
@@ -63,9 +65,10 @@ def accounting(balanced):
              "unaccounted_bytes": total - free - rec - GiB - used_others, "note": ""}]
 
 
-def peak(first_stack):
-    return {"schema": 1, "devices": [{"device": 0, "peak_bytes": 70 * GiB, "peak_time_ns": 1763733785000000000,
-                                      "peak_seq": 120, "exact": False,
+def peak(first_stack, event):
+    return {"schema": 1, "devices": [{"device": 0, "peak_bytes": 70 * GiB,
+                                      "peak_time_ns": int(round(event["timestamp"] * 1e9)),
+                                      "peak_seq": event["seq"], "exact": False,
                                       "why_inexact": "the ring dropped 1000 older events",
                                       "live_now_bytes": 62 * GiB, "events_replayed": 300,
                                       "sites": [{"stack_id": first_stack, "bytes": 5 * GiB, "count": 3}]}]}
@@ -108,7 +111,9 @@ def main():
     if not a.no_peak:
         with open(os.path.join(a.bundle, "stacks.json")) as f:
             first = json.load(f)[0]["stack_id"]
-        write(a.bundle, "peak.json", peak(first))
+        with open(os.path.join(a.bundle, "events.json")) as f:
+            events = json.load(f)
+        write(a.bundle, "peak.json", peak(first, events[len(events) // 2]))
 
 
 if __name__ == "__main__":
