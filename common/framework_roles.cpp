@@ -144,7 +144,7 @@ uint64_t FrameworkRoles::total() const {
 FrameworkExtras parse_framework_extras(const char* json, size_t len) {
   FrameworkExtras out;
   rapidjson::Document d;
-  d.Parse<rapidjson::kParseStopWhenDoneFlag>(json, len);
+  d.Parse<rapidjson::kParseStopWhenDoneFlag | rapidjson::kParseIterativeFlag>(json, len);
   if (d.HasParseError() || !d.IsObject()) return out;  // the digest's reader says so
   read_roles(d, &out);
   const Value* v = member(d, "memory_fraction");

@@ -1,6 +1,7 @@
 #include "common/peak_json.h"
 
 #include <rapidjson/document.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <fstream>
@@ -76,7 +77,7 @@ bool read_device(const Value& d, PeakDevice* p, std::string* why) {
 PeakInfo parse_peak(const char* json, size_t len) {
   PeakInfo out;
   rapidjson::Document d;
-  d.Parse<rapidjson::kParseStopWhenDoneFlag>(json, len);
+  d.Parse<rapidjson::kParseStopWhenDoneFlag | rapidjson::kParseIterativeFlag>(json, len);
   auto devs = d.IsObject() ? d.FindMember("devices") : d.MemberEnd();
   if (d.HasParseError() || !d.IsObject() || devs == d.MemberEnd() || !devs->value.IsArray()) {
     out.problem = "peak.json: not a JSON object with a devices array";
@@ -98,8 +99,14 @@ PeakInfo parse_peak(const char* json, size_t len) {
 }
 
 PeakInfo read_peak(const std::string& bundle_dir) {
-  std::ifstream f(bundle_dir + "/peak.json", std::ios::binary);
-  if (!f) return {};
+  const std::string path = bundle_dir + "/peak.json";
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) return {};
+  // Only a regular file (a FIFO would block, /dev/zero never end).
+  if (!S_ISREG(st.st_mode)) return {false, "peak.json: not a regular file, not read", {}};
+  if (uint64_t(st.st_size) > kMaxFileBytes) return {false, "peak.json: over 64 MiB, not read", {}};
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return {false, "peak.json: cannot be opened", {}};
   std::ostringstream s;
   s << f.rdbuf();
   const std::string text = s.str();

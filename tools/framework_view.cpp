@@ -1,5 +1,7 @@
 #include "tools/framework_view.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -17,6 +19,9 @@ namespace {
 constexpr size_t kMaxFileBytes = size_t(1) << 30;
 
 bool read_all(const std::string& path, std::string* out) {
+  struct stat st {};
+  // Only a regular file of at most 1 GiB (a FIFO would block, /dev/zero never end).
+  if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || uint64_t(st.st_size) > kMaxFileBytes) return false;
   std::ifstream f(path, std::ios::binary);
   if (!f) return false;
   std::ostringstream s;

@@ -64,7 +64,7 @@ CREATE TABLE recorded_by_library (device INTEGER, library TEXT, bytes INTEGER, b
 -- The other processes NVML lists on each device (used_bytes NULL when NVML
 -- does not say).
 CREATE TABLE other_processes (device INTEGER, pid INTEGER, name TEXT, used_bytes INTEGER, bundle TEXT);
--- Memory by role on each device (docs/cli.md, "Memory by role"): layer
+-- Memory by role on each device (docs/advice.md): layer
 -- "framework" rows are the framework's roles (framework.json), "driver" rows
 -- what the driver level knows (libraries, context, other processes, free);
 -- bytes NULL when unknown.

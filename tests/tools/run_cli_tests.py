@@ -1369,6 +1369,26 @@ def check_roles_bad(c, good):
         rc, out, err = c.gmr("report", b)
         check(rc == 0 and "Peak: " + msg in out and "TOP ALLOCATION SITES" in out, "%s peak: %s\n%s" % (label, err, out[:2000]))
         check(report_json(c, b)["peak"]["problem"] == msg, "%s peak --json" % label)
+    # Hostile files: a FIFO (would block a plain read), 300,000-level nesting.
+    b = roles_bundle(c, "roles-hostile")
+    for name in ("peak.json", "framework.json"):
+        os.remove(os.path.join(b, name))
+        os.mkfifo(os.path.join(b, name))
+    rc, out, err = c.gmr("report", b, timeout=60)
+    check(rc == 0 and "Peak: peak.json: not a regular file, not read" in out and "roles unknown" in out,
+          "FIFOs: rc=%d %s\n%s" % (rc, err, out[:2000]))
+    for name in ("peak.json", "framework.json"):
+        os.remove(os.path.join(b, name))
+    write_text(os.path.join(b, "framework.json"), '{"framework":"torch","roles":' + "[" * 300000 + "]" * 300000 + "}")
+    write_text(os.path.join(b, "peak.json"), '{"devices":' + "[" * 300000 + "]" * 300000 + "}")
+    for cmd in (["report", b], ["query", b, "SELECT count(*) FROM roles"], ["html", b, "-o", os.path.join(c.work, "deep.html")]):
+        rc, out, err = c.gmr(*cmd, timeout=60)
+        check(rc == 0, "300,000-level nesting: %s rc=%d %s" % (cmd[0], rc, err[-300:]))
+
+
+def write_text(path, text):
+    with open(path, "w") as f:
+        f.write(text)
 
 
 def t_roles(c):
