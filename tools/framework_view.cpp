@@ -95,9 +95,13 @@ FrameworkView read_framework_view(const std::string& bundle_dir) {
 std::string framework_view_text(const FrameworkView& v, size_t max_rows) {
   if (!v.present) return v.problem.empty() ? "" : "\nFramework: " + v.problem + "\n";
   std::string out;
-  if (v.d.framework == "torch") {
+  if (v.d.framework == "torch" && v.x.at == "exit") {
+    out += "\nPyTorch at exit (framework.json) on device " + std::to_string(v.d.device) + "\n";
+  } else if (v.d.framework == "torch") {
     out += "\nPyTorch at the out-of-memory (framework.json): asked " + format_bytes(v.d.request_bytes) + " on device " +
            std::to_string(v.d.device) + "\n";
+  }
+  if (v.d.framework == "torch") {
     out += "  reserved " + format_bytes(v.d.reserved_bytes) + ", allocated " + format_bytes(v.d.allocated_bytes) +
            ", cached free " +
            format_bytes(v.d.reserved_bytes > v.d.allocated_bytes ? v.d.reserved_bytes - v.d.allocated_bytes : 0) +

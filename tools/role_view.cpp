@@ -10,6 +10,8 @@ namespace gpumemrec::cli {
 
 namespace {
 
+constexpr size_t kTopTensors = 5;  // of roles.top, in the text report
+
 model::FrameworkFacts facts_of(const FrameworkView& v) {
   model::FrameworkFacts f;
   if (v.present) f.digest = &v.d, f.extras = &v.x;
@@ -108,6 +110,13 @@ std::string roles_text(const BundleInsight& in) {
   for (const model::RoleTable& t : in.roles) {
     out += "\n";
     for (const std::string& l : model::role_lines(t)) out += l + "\n";
+  }
+  const FrameworkRoles* r = facts_of(in.fw).usable_roles();
+  if (r && !r->top.empty()) out += "  Largest tensors by role (framework.json):\n";
+  for (size_t i = 0; r && i < r->top.size() && i < kTopTensors; ++i) {
+    std::string amount = format_bytes(r->top[i].bytes);
+    out += "    " + std::string(amount.size() < 10 ? 10 - amount.size() : 0, ' ') + amount + "  " + r->top[i].role +
+           "  " + r->top[i].owner + (r->top[i].owner.empty() ? "" : " ") + r->top[i].name + "\n";
   }
   return out;
 }

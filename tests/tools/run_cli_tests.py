@@ -1391,6 +1391,32 @@ def write_text(path, text):
         f.write(text)
 
 
+def check_roles_exit(c):
+    """An exit digest (framework.json at: exit, PyTorch's own peaks) and
+    stacks.json's borrowed-Python fields (python "borrowed", python_thread,
+    autograd_node) read as any other bundle."""
+    b = roles_bundle(c, "roles-exit")
+
+    def at_exit(d):
+        d.update({"at": "exit", "request_bytes": 0, "torch_peak_allocated": 65 * GiB, "torch_peak_reserved": 72 * GiB})
+    edit_json(b, "framework.json", at_exit)
+
+    def borrowed(stacks):
+        stacks[0].update({"python": "borrowed", "python_thread": 12345, "autograd_node": "MmBackward0"})
+    edit_json(b, "stacks.json", borrowed)
+    rc, out, err = c.gmr("report", b)
+    check(rc == 0 and "PyTorch at exit (framework.json) on device 0" in out and
+          "  PyTorch's own peaks (its exit digest): allocated 65.00 GiB, reserved 72.00 GiB" in out and
+          "Peak on device 0: 70.00 GiB" in out and "expandable_segments" not in out,
+          "exit digest: rc=%d %s\n%s" % (rc, err, out[:4000]))
+    r = report_json(c, b)["peak"]
+    check(r["torch_peak_allocated"] == 65 * GiB and r["torch_peak_reserved"] == 72 * GiB and
+          r["devices"][0]["sites"][0]["site"], "exit peaks --json: %r" % r)
+    for cmd in (["query", b, "SELECT count(*) FROM peak_sites"], ["html", b, "-o", os.path.join(c.work, "exit.html")]):
+        rc, out, err = c.gmr(*cmd)
+        check(rc == 0, "borrowed stacks: %s rc=%d %s" % (cmd[0], rc, err))
+
+
 def t_roles(c):
     b = roles_bundle(c, "roles-full")
     check_roles_report(c, b)
@@ -1399,6 +1425,7 @@ def t_roles(c):
     bal = check_roles_none(c)
     check_roles_diff(c, bal, b)
     check_roles_bad(c, b)
+    check_roles_exit(c)
     return check_roles_html(c, b)
 
 
