@@ -308,7 +308,7 @@ void add_accounting(Page& p) {
 }
 
 // Memory by role (common/roles.h): one bar per device beside the
-// accounting's; each row [label, bytes or null, layer].
+// accounting's; each row [label, bytes or null, layer, role].
 void add_roles(Page& p) {
   Json& j = p.j;
   j.raw(",").key("roles").raw("[");
@@ -320,7 +320,7 @@ void add_roles(Page& p) {
       j.raw(i ? ",[" : "[").str(role_row_label(r.rows[i])).raw(",");
       if (r.rows[i].bytes) j.num(*r.rows[i].bytes);
       else j.raw("null");
-      j.raw(",").str(r.rows[i].layer).raw("]");
+      j.raw(",").str(r.rows[i].layer).raw(",").str(r.rows[i].role).raw("]");
     }
     j.raw("],").key("notes").raw("[");
     for (size_t i = 0; i < r.notes.size(); ++i) j.raw(i ? "," : "").str(r.notes[i]);

@@ -180,15 +180,17 @@ function accountingBars(){
   return h;
 }
 // Memory by role (common/roles.h): one stacked bar per device, framework
-// roles first, then the driver level; "What to try" under them.
+// roles first, then the driver level (context, other processes, unaccounted
+// and free in the accounting bar's colours); "What to try" under them.
 function roleBars(){
   var h="",cols={framework:["#1f77b4","#ff7f0e","#2ca02c","#d62728","#9467bd","#8c564b","#7f7f7f"],
-    driver:["#17becf","#bcbd22","#e377c2","#aec7e8","#ffbb78","#98df8a","#c5b0d5"]};
+    driver:["#17becf","#bcbd22","#e377c2","#aec7e8","#ffbb78","#98df8a","#c5b0d5"]},
+    fixed={context:"#f58518",other_process:"#e45756",unaccounted:"#bab0ac",free:"#eef0f2"};
   (D.roles||[]).forEach(function(r){
     var total=r.total||0,n={framework:0,driver:0};
     h+="<div class='roles' data-dev='"+r.device+"' style='margin-top:8px'><b>Memory by role on device "+r.device+"</b> <span class='note'>("+esc(r.from)+")</span>";
     if(total){h+="<div class='rolebar' style='display:flex;height:18px;border:1px solid #ccc;margin-top:3px'>";
-      r.rows.forEach(function(x){if(x[1]===null||x[1]<=0)return;var c=cols[x[2]]||cols.driver,col=c[n[x[2]]++%c.length];
+      r.rows.forEach(function(x){if(x[1]===null||x[1]<=0)return;var c=cols[x[2]]||cols.driver,col=fixed[x[3]]||c[n[x[2]]++%c.length];
         h+="<div class='role' title='"+esc(x[0]+": "+hb(x[1]))+"' style='width:"+(100*x[1]/total).toFixed(2)+"%;background:"+col+"'></div>";});
       h+="</div>";}
     h+="<div class='note'>"+r.rows.map(function(x){return esc(x[0])+": "+(x[1]===null?"unknown":hb(Math.max(0,x[1])));}).join("; ")+"</div>";
