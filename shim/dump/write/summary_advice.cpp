@@ -27,9 +27,9 @@ void add_limit(const BundleContent& c, model::AdviceInput* in) {
   in->limit_bytes = limit;  // the variable's own text is in environment.json
 }
 
-}  // namespace
-
-void write_summary_advice(FdOut& o, const BundleContent& c) {
+// The sections' lines, computed before anything is written.
+std::vector<std::vector<std::string>> sections(const BundleContent& c) {
+  std::vector<std::vector<std::string>> out;
   const FrameworkReport* f = c.in.framework.get();
   FrameworkExtras extras;
   model::AdviceInput in;
@@ -40,9 +40,23 @@ void write_summary_advice(FdOut& o, const BundleContent& c) {
   }
   if (in.framework.usable_roles())
     for (const model::RoleTable& t : model::role_tables(c.model, in.framework))
-      if (t.roles_from.rfind("framework roles", 0) == 0) write_lines(o, model::role_lines(t));
+      if (t.roles_from.rfind("framework roles", 0) == 0) out.push_back(model::role_lines(t));
   add_limit(c, &in);
-  write_lines(o, model::advice_lines(model::advise(c.model, in)));
+  out.push_back(model::advice_lines(model::advise(c.model, in)));
+  return out;
+}
+
+}  // namespace
+
+void write_summary_advice(FdOut& o, const BundleContent& c) {
+  std::vector<std::vector<std::string>> lines;
+  try {
+    lines = sections(c);
+  } catch (...) {  // out of memory: summary.txt without them
+    o.write("\n(What to try: left out, the host was short of memory)\n");
+    return;
+  }
+  for (const auto& l : lines) write_lines(o, l);
 }
 
 }  // namespace gpumemrec
