@@ -125,7 +125,8 @@ void caps(const Bundle& b, const AdviceInput& in, std::vector<Advice>* out) {
   const auto total = device_total(b, in, dev);
   if (in.limit_bytes && (!total || *in.limit_bytes < *total))
     out->push_back({"gpumemrec_limit", dev,
-                    "GPUMEMREC_LIMIT" + (in.limit_text.empty() ? "" : "=" + in.limit_text) + " caps device " + std::to_string(dev) + " at " +
+                    "GPUMEMREC_LIMIT" + (in.limit_text.empty() ? "" : "=" + in.limit_text) + " caps device " +
+                        std::to_string(dev) + " at " +
                         format_bytes(*in.limit_bytes) + (total ? " of " + format_bytes(*total) : std::string()),
                     "unset GPUMEMREC_LIMIT for the real card (it rehearses a smaller one)", kSrcLimit});
 }
@@ -134,7 +135,8 @@ void nccl(const Bundle& b, std::vector<Advice>* out) {
   for (const DeviceAccounting& a : b.metadata.device_accounting)
     for (const auto& [lib, bytes] : a.recorded_by_library)
       if (lib.rfind("libnccl", 0) == 0 && bytes >= kNcclMinBytes)
-        out->push_back({"nccl", a.device, lib + " holds " + format_bytes(bytes) + " of device " + std::to_string(a.device),
+        out->push_back({"nccl", a.device,
+                        lib + " holds " + format_bytes(bytes) + " of device " + std::to_string(a.device),
                         "smaller NCCL buffers (NCCL_BUFFSIZE), NVLink SHARP off (NCCL_NVLS_ENABLE=0), fewer "
                         "communicators",
                         kSrcNccl});

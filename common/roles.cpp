@@ -58,8 +58,13 @@ void add_framework_rows(const FrameworkFacts& f, RoleTable* t) {
 // The driver level: libraries (all of them without the framework's view),
 // this process's unrecorded memory, other processes, free, unaccounted.
 void add_driver_rows(const DeviceAccounting& a, bool framework_known, RoleTable* t) {
-  for (const auto& [lib, bytes] : a.recorded_by_library)
-    if (!framework_known || !framework_library(lib)) t->rows.push_back(row("library", "driver", int64_t(bytes), lib));
+  for (const auto& [lib, bytes] : a.recorded_by_library) {
+    if (framework_known && framework_library(lib)) continue;
+    t->rows.push_back(row("library", "driver", int64_t(bytes), lib));
+    if (framework_known && lib.rfind("(", 0) == 0)  // "(no stack)", "(unknown)": card_accounting.cpp
+      t->notes.push_back(format_bytes(bytes) + " recorded under " + lib +
+                         " may be PyTorch's own segments, which its figures above count too");
+  }
   t->rows.push_back(row("context", "driver", a.process_unrecorded_bytes));
   if (a.other_processes)
     for (const GpuProcessUse& p : *a.other_processes)

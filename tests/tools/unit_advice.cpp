@@ -137,7 +137,8 @@ Bundle with_accounting(uint64_t other_used, uint64_t nccl) {
   a.device = 1;
   a.total_bytes = 80 * GiB;
   a.recorded_by_library = {{"libc10_cuda.so", 40 * GiB}, {"libnccl.so.2.21.5", nccl}};
-  a.other_processes = std::vector<GpuProcessUse>{{4242, "python3", other_used, false}, {5151, "x", std::nullopt, false}};
+  a.other_processes =
+      std::vector<GpuProcessUse>{{4242, "python3", other_used, false}, {5151, "x", std::nullopt, false}};
   b.metadata.device_accounting.push_back(a);
   return b;
 }

@@ -24,7 +24,8 @@ std::string roles_json(const std::string& bytes, const std::string& extra = "") 
 }
 
 const std::string kBytes =
-    R"({"weights":10,"gradients":10,"optimizer_state":20,"kv_cache":0,"activations":5,"allocator_cache":5,"unknown":0})";
+    R"({"weights":10,"gradients":10,"optimizer_state":20,"kv_cache":0,"activations":5,"allocator_cache":5,)"
+    R"("unknown":0})";
 
 FrameworkExtras extras(const std::string& json) { return parse_framework_extras(json.data(), json.size()); }
 
@@ -68,7 +69,8 @@ TEST(FrameworkRoles, BadRolesAreLeftOutWithTheReason) {
       {roles_json(R"({"weights":-1})"), "roles.bytes.weights is not a non-negative integer"},
       {roles_json(R"({"weights":"1"})"), "roles.bytes.weights is not a number"},
       {roles_json(R"({"weights":1.5})"), "roles.bytes.weights is not a non-negative integer"},
-      {roles_json(R"({"weights":1,"gradients":1,"optimizer_state":1,"kv_cache":1,"activations":1,"allocator_cache":1})"),
+      {roles_json(R"({"weights":1,"gradients":1,"optimizer_state":1,"kv_cache":1,"activations":1,)"
+                  R"("allocator_cache":1})"),
        "roles.bytes.unknown is missing"},
       {roles_json("[]"), "roles.bytes is missing or not an object"},
       {R"({"framework":"torch","roles":"all"})", "roles is not an object"},
@@ -79,7 +81,8 @@ TEST(FrameworkRoles, BadRolesAreLeftOutWithTheReason) {
     EXPECT_FALSE(x.roles) << json;
     EXPECT_EQ(x.problem, why) << json;
   }
-  EXPECT_EQ(extras(R"({"framework":"torch","memory_fraction":-1})").problem, "memory_fraction is not a positive number");
+  EXPECT_EQ(extras(R"({"framework":"torch","memory_fraction":-1})").problem,
+            "memory_fraction is not a positive number");
   EXPECT_EQ(extras(R"({"framework":"torch","torch_peak_allocated":"x"})").problem,
             "torch_peak_allocated is not a number");
   EXPECT_EQ(extras("{nope").problem, "");  // the digest's own reader says that
@@ -114,6 +117,12 @@ TEST(RoleTable, DigestWithoutRolesSplitsAllocatedAndCache) {
   EXPECT_EQ(rows(t[0])[0], std::make_pair(std::string("framework_allocated"), std::optional<int64_t>(42 * GiB)));
   EXPECT_EQ(rows(t[0])[1], std::make_pair(std::string("allocator_cache"), std::optional<int64_t>(8 * GiB)));
   EXPECT_EQ(rows(t[0])[2].first, "library libnccl.so.2");  // PyTorch's own segments are not a library row
+  Bundle nostack = accounted(0);  // bytes with no stack may be PyTorch's: said, still listed
+  nostack.metadata.device_accounting[0].recorded_by_library.push_back({"(no stack)", GiB});
+  const std::vector<RoleTable> u = role_tables(nostack, {&d, nullptr});
+  EXPECT_EQ(rows(u[0])[3], std::make_pair(std::string("library (no stack)"), std::optional<int64_t>(GiB)));
+  EXPECT_EQ(u[0].notes[1],
+            "1.00 GiB recorded under (no stack) may be PyTorch's own segments, which its figures above count too");
 }
 
 TEST(RoleTable, RolesThenTheDriverLevel) {
@@ -155,7 +164,8 @@ TEST(RoleTable, RolesOfAnotherDeviceStayThere) {
 TEST(PeakJson, ReadsAndRefuses) {
   const std::string good =
       R"({"schema":1,"devices":[{"device":0,"peak_bytes":100,"peak_time_ns":5,"peak_seq":7,"exact":false,)"
-      R"("why_inexact":"ring","live_now_bytes":60,"events_replayed":9,"sites":[{"stack_id":3,"bytes":40,"count":2}]}]})";
+      R"("why_inexact":"ring","live_now_bytes":60,"events_replayed":9,)"
+      R"("sites":[{"stack_id":3,"bytes":40,"count":2}]}]})";
   const PeakInfo p = parse_peak(good.data(), good.size());
   ASSERT_TRUE(p.present) << p.problem;
   ASSERT_EQ(p.devices.size(), 1u);
