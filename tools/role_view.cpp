@@ -108,6 +108,12 @@ std::string roles_text(const BundleInsight& in) {
   if (in.roles.empty())
     return out + "\nMemory by role: unknown (no framework digest and no card accounting in this bundle)\n";
   for (const model::RoleTable& t : in.roles) {
+    // Driver rows only: the card accounting above has them already.
+    if (t.roles_from == "driver only" && !t.notes.empty()) {
+      out += "\nMemory by role on device " + std::to_string(t.device) + ": " + t.notes.back() +
+             "; the driver level's figures are above (\"Where device " + std::to_string(t.device) + "'s ... went\")\n";
+      continue;
+    }
     out += "\n";
     for (const std::string& l : model::role_lines(t)) out += l + "\n";
   }

@@ -1314,9 +1314,12 @@ def check_roles_none(c):
     """No digest: the driver level only; balanced roles: no advice at all."""
     b = roles_bundle(c, "roles-driver", "--no-framework", "--no-peak")
     rc, out, err = c.gmr("report", b)
-    check(rc == 0 and "roles unknown: no framework digest (framework.json)" in out and "[framework]" not in out and
-          "     60.00 GiB  [driver]    library libc10_cuda.so" in out, "driver-only roles:\n" + out[:3000])
+    check(rc == 0 and "Memory by role on device 0: roles unknown: no framework digest (framework.json); only what "
+          "the driver level tells (libraries, this process's context, other processes); the driver level's figures "
+          "are above" in out and "[framework]" not in out and "[driver]" not in out, "driver-only roles:\n" + out[:3000])
     r = report_json(c, b)
+    check([(x["role"], x["name"], x["bytes"]) for x in r["roles"]["tables"][0]["rows"]][:2] ==
+          [("library", "libc10_cuda.so", 60 * GiB), ("library", "libnccl.so.2", 2 * GiB)], "driver-only rows: %r" % r["roles"])
     check([a["rule"] for a in r["advice"]] == ["other_process", "nccl"] and r["peak"] is None,
           "driver-only advice/peak: %r %r" % (r["advice"], r["peak"]))
     bal = roles_bundle(c, "roles-balanced", "--balanced")
