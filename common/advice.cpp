@@ -19,8 +19,7 @@ constexpr const char* kSrcOptimizer =
 constexpr const char* kSrcGradients =
     "DeepSpeed ZeRO stage 2 / PyTorch FSDP; Tensor.register_post_accumulate_grad_hook (optimizer step in backward)";
 constexpr const char* kSrcActivations = "torch.utils.checkpoint (its docstring: trades compute for memory)";
-constexpr const char* kSrcKvCache = "vLLM engine arguments (--gpu-memory-utilization, --kv-cache-memory); "
-                                    "transformers generation (max_new_tokens, cache length)";
+constexpr const char* kSrcKvCache = "vLLM engine arguments (--gpu-memory-utilization, --kv-cache-memory)";
 constexpr const char* kSrcProcess = "NVML's process list (nvidia-smi shows the same)";
 constexpr const char* kSrcFraction = "torch.cuda.set_per_process_memory_fraction";
 constexpr const char* kSrcLimit = "GPUMEMREC_LIMIT (README, configuration)";
