@@ -19,7 +19,7 @@ constexpr const char* kSrcOptimizer =
 constexpr const char* kSrcGradients =
     "DeepSpeed ZeRO stage 2 / PyTorch FSDP; Tensor.register_post_accumulate_grad_hook (optimizer step in backward)";
 constexpr const char* kSrcActivations = "torch.utils.checkpoint (its docstring: trades compute for memory)";
-constexpr const char* kSrcKvCache = "vLLM engine arguments (--gpu-memory-utilization, --kv-cache-memory)";
+constexpr const char* kSrcKvCache = "vLLM engine arguments (--gpu-memory-utilization, --kv-cache-memory-bytes)";
 constexpr const char* kSrcProcess = "NVML's process list (nvidia-smi shows the same)";
 constexpr const char* kSrcFraction = "torch.cuda.set_per_process_memory_fraction";
 constexpr const char* kSrcLimit = "GPUMEMREC_LIMIT (README, configuration)";
@@ -89,7 +89,7 @@ void roles(const AdviceInput& in, std::vector<Advice>* out) {
   role_share(*r, Role::kActivations, "activations",
              "activation checkpointing (torch.utils.checkpoint) or a smaller micro-batch", kSrcActivations, out);
   role_share(*r, Role::kKvCache, "kv_cache",
-             "a smaller maximum cache length; in vLLM a lower gpu_memory_utilization or --kv-cache-memory",
+             "a smaller maximum cache length; in vLLM a lower gpu_memory_utilization or --kv-cache-memory-bytes",
              kSrcKvCache, out);
 }
 
