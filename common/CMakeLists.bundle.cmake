@@ -20,6 +20,8 @@ add_library(gpumemrec_model STATIC
   ${CMAKE_CURRENT_LIST_DIR}/names.cpp
   ${CMAKE_CURRENT_LIST_DIR}/site_rules.cpp
   ${CMAKE_CURRENT_LIST_DIR}/card_accounting.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/roles.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/advice.cpp
 )
 target_include_directories(gpumemrec_model PUBLIC ${CMAKE_CURRENT_LIST_DIR}/..)
 # gpumemrec_common: GPUMEMREC_SITE_SKIP's parser (common/config.h) for site_rules.cpp.
@@ -33,6 +35,7 @@ add_library(gpumemrec_bundle STATIC
   ${CMAKE_CURRENT_LIST_DIR}/bundle_read_live.cpp
   ${CMAKE_CURRENT_LIST_DIR}/bundle_read_environment.cpp
   ${CMAKE_CURRENT_LIST_DIR}/bundle_read_events.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/peak_json.cpp
 )
 target_include_directories(gpumemrec_bundle PUBLIC ${CMAKE_CURRENT_LIST_DIR}/..)
 target_link_libraries(gpumemrec_bundle PUBLIC gpumemrec_model)

@@ -38,7 +38,7 @@ void read_segments(const rapidjson::Value& d, FrameworkDigest* out) {
 
 bool parse_framework_digest(const char* json, size_t len, FrameworkDigest* out, std::string* why) {
   rapidjson::Document d;
-  d.Parse<rapidjson::kParseStopWhenDoneFlag>(json, len);
+  d.Parse<rapidjson::kParseStopWhenDoneFlag | rapidjson::kParseIterativeFlag>(json, len);  // no recursion: any nesting
   if (d.HasParseError() || !d.IsObject()) {
     *why = "the digest is not a JSON object";
     return false;

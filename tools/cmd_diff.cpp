@@ -40,17 +40,20 @@ RunFn add_diff(CLI::App& root) {
               "allocations of all its bundles together. Sorted by growth, largest first.");
   return [=]() -> int {
     diff::SiteTotals old_side, new_side;
-    load_side(o->old_path, &old_side);
-    load_side(o->new_path, &new_side);
+    RoleTotals old_roles, new_roles;
+    load_side(o->old_path, &old_side, &old_roles);
+    load_side(o->new_path, &new_side, &new_roles);
     auto deltas = diff::compare(old_side, new_side);
     DiffPrintOptions p{o->top, o->frames, o->verbose, o->all};
     if (o->json) {
       rapidjson::StringBuffer buf;
       JsonWriter w(buf);
-      write_diff_json(w, old_side, new_side, deltas, p);
+      write_diff_json(w, old_side, new_side, deltas, p, &old_roles, &new_roles);
       print_json(buf);
     } else {
       fputs(diff_text(old_side, new_side, deltas, p).c_str(), stdout);
+      const std::string roles = role_diff_text(old_roles, new_roles);
+      if (!roles.empty()) fputs(("\n" + roles).c_str(), stdout);
     }
     return kOk;
   };

@@ -159,6 +159,7 @@ RunFn add_query(CLI::App& root) {
   app->add_flag("--schema", o->schema, "Print the tables and views, then exit");
   app->footer(
       "Tables: events, allocations, stacks, frames, intervals, metadata; view: sites (see --schema).\n"
+      "Memory by role, the peak and what to try: tables roles, peak, peak_sites, advice.\n"
       "Every table has a bundle column (the bundle directory's name): given a directory, all its bundles\n"
       "(the ranks of a job) are loaded into one database.\n"
       "Allocations alive at time T:\n"

@@ -12,6 +12,8 @@
 #include "tools/commands.h"
 #include "tools/framework_view.h"
 #include "tools/json_out.h"
+#include "tools/peak_view.h"
+#include "tools/role_view.h"
 #include "tools/verdict.h"
 #include "common/card_accounting.h"
 #include "common/card_accounting_json.h"
@@ -247,12 +249,16 @@ void text_accounting(const Bundle& b) {
 }
 
 void report_bundle(const Bundle& b, const ReportOptions& o) {
+  const BundleInsight in = read_insight(b);
   text_header(b);
   text_failure(b, o);
-  out(framework_view_text(read_framework_view(b.path), kFrameworkRows));
+  out(framework_view_text(in.fw, kFrameworkRows));
   text_accounting(b);
+  out(roles_text(in));
+  out(advice_text(in));
   out(recovered_failures_text(b, kRecoveredRows, o.verbose));
   text_sites(b, o);
+  out(peak_text(b, in, o.top));
   text_curve(b, o);
   text_oldest(b, o);
   text_apis(b);
@@ -466,7 +472,11 @@ void json_bundle(JsonWriter& w, const Bundle& b, const ReportOptions& o) {
   json_failure(w, b, o);
   json_accounting(w, b);
   json_verdict(w, b);
-  json_framework_view(w, read_framework_view(b.path), kFrameworkRows);
+  const BundleInsight in = read_insight(b);
+  json_framework_view(w, in.fw, kFrameworkRows);
+  json_roles(w, in);
+  json_advice(w, in);
+  json_peak(w, b, in, o.top);
   json_sites(w, b, o);
   json_curve(w, b);
   json_oldest(w, b, o);

@@ -33,7 +33,7 @@ bool shown(const diff::SiteDelta& x, const DiffPrintOptions& p) { return p.inclu
 
 }  // namespace
 
-void load_side(const std::string& path, diff::SiteTotals* side) {
+void load_side(const std::string& path, diff::SiteTotals* side, RoleTotals* roles) {
   std::vector<std::string> paths;
   if (is_bundle_dir(path)) paths.push_back(path);
   else if (is_directory(path)) paths = find_bundles(path);
@@ -46,6 +46,7 @@ void load_side(const std::string& path, diff::SiteTotals* side) {
     Bundle b;
     load_bundle_without_events(p, &b);
     side->add(b);
+    if (roles) add_role_totals(b, roles);
   }
 }
 
@@ -86,7 +87,8 @@ std::string diff_text(const diff::SiteTotals& o, const diff::SiteTotals& n, cons
 }
 
 void write_diff_json(JsonWriter& w, const diff::SiteTotals& o, const diff::SiteTotals& n,
-                     const std::vector<diff::SiteDelta>& d, const DiffPrintOptions& p) {
+                     const std::vector<diff::SiteDelta>& d, const DiffPrintOptions& p, const RoleTotals* old_roles,
+                     const RoleTotals* new_roles) {
   w.StartObject();
   json_kv(w, "schema", std::string("gpumemrec.diff/1"));
   for (const auto* side : {&o, &n}) {
@@ -135,6 +137,7 @@ void write_diff_json(JsonWriter& w, const diff::SiteTotals& o, const diff::SiteT
     w.EndObject();
   }
   w.EndArray();
+  if (old_roles && new_roles) json_role_diff(w, *old_roles, *new_roles);
   w.EndObject();
 }
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "tools/json_out.h"
+#include "tools/role_view.h"
 #include "tools/site_diff.h"
 
 namespace gpumemrec::cli {
@@ -20,11 +21,13 @@ struct DiffPrintOptions {
 
 // Loads OLD or NEW: one bundle, or every bundle of a directory (summed).
 // Throws CliError(kBadInput) like the other subcommands.
-void load_side(const std::string& path, diff::SiteTotals* side);
+// `roles`, when given, sums the bundles' memory by role (tools/role_view.h).
+void load_side(const std::string& path, diff::SiteTotals* side, RoleTotals* roles = nullptr);
 
 std::string diff_text(const diff::SiteTotals& o, const diff::SiteTotals& n, const std::vector<diff::SiteDelta>& d,
                       const DiffPrintOptions& p);
 void write_diff_json(JsonWriter& w, const diff::SiteTotals& o, const diff::SiteTotals& n,
-                     const std::vector<diff::SiteDelta>& d, const DiffPrintOptions& p);
+                     const std::vector<diff::SiteDelta>& d, const DiffPrintOptions& p,
+                     const RoleTotals* old_roles = nullptr, const RoleTotals* new_roles = nullptr);
 
 }  // namespace gpumemrec::cli

@@ -1,5 +1,7 @@
 #include "tools/framework_view.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -17,6 +19,9 @@ namespace {
 constexpr size_t kMaxFileBytes = size_t(1) << 30;
 
 bool read_all(const std::string& path, std::string* out) {
+  struct stat st {};
+  // Only a regular file of at most 1 GiB (a FIFO would block, /dev/zero never end).
+  if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || uint64_t(st.st_size) > kMaxFileBytes) return false;
   std::ifstream f(path, std::ios::binary);
   if (!f) return false;
   std::ostringstream s;
@@ -32,6 +37,7 @@ void read_digest(const std::string& json, FrameworkView* v) {
     return;
   }
   v->present = true;
+  v->x = parse_framework_extras(json.data(), json.size());
 }
 
 bool framework_file(const std::string& file) {
@@ -89,9 +95,13 @@ FrameworkView read_framework_view(const std::string& bundle_dir) {
 std::string framework_view_text(const FrameworkView& v, size_t max_rows) {
   if (!v.present) return v.problem.empty() ? "" : "\nFramework: " + v.problem + "\n";
   std::string out;
-  if (v.d.framework == "torch") {
+  if (v.d.framework == "torch" && v.x.at == "exit") {
+    out += "\nPyTorch at exit (framework.json) on device " + std::to_string(v.d.device) + "\n";
+  } else if (v.d.framework == "torch") {
     out += "\nPyTorch at the out-of-memory (framework.json): asked " + format_bytes(v.d.request_bytes) + " on device " +
            std::to_string(v.d.device) + "\n";
+  }
+  if (v.d.framework == "torch") {
     out += "  reserved " + format_bytes(v.d.reserved_bytes) + ", allocated " + format_bytes(v.d.allocated_bytes) +
            ", cached free " +
            format_bytes(v.d.reserved_bytes > v.d.allocated_bytes ? v.d.reserved_bytes - v.d.allocated_bytes : 0) +

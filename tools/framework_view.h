@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/framework_digest.h"
+#include "common/framework_roles.h"
 #include "tools/json_out.h"
 
 namespace gpumemrec::cli {
@@ -25,6 +26,7 @@ struct BufferSite {
 struct FrameworkView {
   bool present = false;
   FrameworkDigest d;    // framework.json
+  FrameworkExtras x;    // its roles, memory fraction, exit peaks (x.problem: what was bad)
   std::string problem;  // why part of the view could not be read
   uint64_t buffer_count = 0, buffer_bytes = 0;
   std::vector<BufferSite> buffer_sites;  // most bytes first

@@ -8,6 +8,7 @@
 #include "tools/cli.h"
 #include "tools/flame_graph.h"
 #include "tools/framework_view.h"
+#include "tools/role_view.h"
 #include "common/names.h"
 #include "common/site_rules.h"
 #include "tools/output_file.h"
@@ -46,6 +47,7 @@ struct Json {
 
 struct Page {
   const Bundle& b;
+  BundleInsight in;  // framework.json, peak.json, roles, advice
   Json j;
   std::set<uint64_t> stacks_used;
   flame::Graph flame;
@@ -111,7 +113,7 @@ void add_meta(Page& p) {
   add_context_destructions(p);
   // The framework's own view (framework.json, JAX's memory profile), as
   // `report` prints it; "" when the bundle has none.
-  j.raw(",").key("framework").str(framework_view_text(read_framework_view(b.path), 10));
+  j.raw(",").key("framework").str(framework_view_text(p.in.fw, 10));
   j.raw("}");
   if (m.stack_id) p.stacks_used.insert(m.stack_id);
 }
@@ -305,6 +307,38 @@ void add_accounting(Page& p) {
   j.raw("]");
 }
 
+// Memory by role (common/roles.h): one bar per device beside the
+// accounting's; each row [label, bytes or null, layer, role].
+void add_roles(Page& p) {
+  Json& j = p.j;
+  j.raw(",").key("roles").raw("[");
+  for (size_t t = 0; t < p.in.roles.size(); ++t) {
+    const RoleTable& r = p.in.roles[t];
+    j.raw(t ? ",{" : "{").key("device").num(r.device).raw(",").key("total").opt(r.total_bytes);
+    j.raw(",").key("from").str(r.roles_from).raw(",").key("rows").raw("[");
+    for (size_t i = 0; i < r.rows.size(); ++i) {
+      j.raw(i ? ",[" : "[").str(role_row_label(r.rows[i])).raw(",");
+      if (r.rows[i].bytes) j.num(*r.rows[i].bytes);
+      else j.raw("null");
+      j.raw(",").str(r.rows[i].layer).raw(",").str(r.rows[i].role).raw("]");
+    }
+    j.raw("],").key("notes").raw("[");
+    for (size_t i = 0; i < r.notes.size(); ++i) j.raw(i ? "," : "").str(r.notes[i]);
+    j.raw("]}");
+  }
+  j.raw("],").key("advice").raw("[");
+  for (size_t i = 0; i < p.in.advice.size(); ++i)
+    j.raw(i ? ",[" : "[").str(p.in.advice[i].action).raw(",").str(p.in.advice[i].evidence).raw("]");
+  j.raw("],").key("peak").raw("[");
+  for (size_t i = 0; i < p.in.peak.devices.size(); ++i) {
+    const PeakDevice& d = p.in.peak.devices[i];
+    j.raw(i ? ",{" : "{").key("device").num(d.device).raw(",").key("bytes").num(d.peak_bytes);
+    j.raw(",").key("t").dbl(double(d.peak_time_ns) / 1e9).raw(",").key("exact").raw(d.exact ? "true" : "false");
+    j.raw(",").key("why").str(d.why_inexact).raw("}");
+  }
+  j.raw("]");
+}
+
 void add_stacks(Page& p) {
   Json& j = p.j;
   j.raw(",").key("stacks").raw("{");
@@ -362,7 +396,7 @@ void add_baseline(Page& p, const diff::SiteTotals* o, const diff::SiteTotals* n)
 }  // namespace
 
 std::string build_html_data(const Bundle& b, const diff::SiteTotals* baseline, const diff::SiteTotals* baseline_new) {
-  Page p{b, {}, {}, flame::build(b, kFlameNodes)};
+  Page p{b, read_insight(b), {}, {}, flame::build(b, kFlameNodes)};
   p.j.o.reserve(1 << 20);
   p.j.raw("{");
   add_meta(p);
@@ -373,6 +407,7 @@ std::string build_html_data(const Bundle& b, const diff::SiteTotals* baseline, c
   add_allocs(p);
   add_stacks(p);
   add_accounting(p);
+  add_roles(p);
   add_apis(p);
   add_baseline(p, baseline, baseline_new);
   p.j.raw("}");

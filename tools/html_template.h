@@ -153,6 +153,7 @@ function failure(){
   if(m.stack_id){h+="<div style='margin-top:6px'><b>site</b> "+esc(m.fail_site)+(m.fail_lib?" <span class='note'>(library "+esc(m.fail_lib)+")</span>":"")+
     " &mdash; <a href='#' id='failstack'>stack of the failing call</a></div>";}
   h+=accountingBars();
+  h+=roleBars();
   $("failure").innerHTML=h;
   var fs=$("failstack");if(fs)fs.onclick=function(e){e.preventDefault();showStack(m.stack_id,"failing call");};
   document.querySelectorAll("#failure a.ctxstack").forEach(function(a){a.onclick=function(e){e.preventDefault();
@@ -178,9 +179,32 @@ function accountingBars(){
     h+="</div>";});
   return h;
 }
+// Memory by role (common/roles.h): one stacked bar per device, framework
+// roles first, then the driver level (context, other processes, unaccounted
+// and free in the accounting bar's colours); "What to try" under them.
+function roleBars(){
+  var h="",cols={framework:["#1f77b4","#ff7f0e","#2ca02c","#d62728","#9467bd","#8c564b","#7f7f7f"],
+    driver:["#17becf","#bcbd22","#e377c2","#aec7e8","#ffbb78","#98df8a","#c5b0d5"]},
+    fixed={context:"#f58518",other_process:"#e45756",unaccounted:"#bab0ac",free:"#eef0f2"};
+  (D.roles||[]).forEach(function(r){
+    var total=r.total||0,n={framework:0,driver:0};
+    h+="<div class='roles' data-dev='"+r.device+"' style='margin-top:8px'><b>Memory by role on device "+r.device+"</b> <span class='note'>("+esc(r.from)+")</span>";
+    if(total){h+="<div class='rolebar' style='display:flex;height:18px;border:1px solid #ccc;margin-top:3px'>";
+      r.rows.forEach(function(x){if(x[1]===null||x[1]<=0)return;var c=cols[x[2]]||cols.driver,col=fixed[x[3]]||c[n[x[2]]++%c.length];
+        h+="<div class='role' title='"+esc(x[0]+": "+hb(x[1]))+"' style='width:"+(100*x[1]/total).toFixed(2)+"%;background:"+col+"'></div>";});
+      h+="</div>";}
+    h+="<div class='note'>"+r.rows.map(function(x){return esc(x[0])+": "+(x[1]===null?"unknown":hb(Math.max(0,x[1])));}).join("; ")+"</div>";
+    r.notes.forEach(function(t){h+="<div class='note'>("+esc(t)+")</div>";});
+    h+="</div>";});
+  if((D.advice||[]).length){h+="<div id='advice' style='margin-top:8px'><b>What to try</b><ul style='margin:2px 0'>";
+    D.advice.forEach(function(a){h+="<li>"+esc(a[0])+" <span class='note'>because "+esc(a[1])+"</span></li>";});
+    h+="</ul></div>";}
+  return h;
+}
 function chart(c,W,H,L,R,T,B){
+  var pk=null;(D.peak||[]).forEach(function(p){if(p.device===c.device)pk=p;});
   var pts=c.points,t0=D.t_min,t1=D.t_max;if(t1<=t0)t1=t0+1e-6;
-  var ymax=c.peak;if(c.total&&c.total>ymax)ymax=c.total;if(!ymax)ymax=1;ymax*=1.05;
+  var ymax=c.peak;if(c.total&&c.total>ymax)ymax=c.total;if(pk&&pk.bytes>ymax)ymax=pk.bytes;if(!ymax)ymax=1;ymax*=1.05;
   function X(t){return L+(t-t0)/(t1-t0)*(W-L-R);} function Y(v){return T+(1-v/ymax)*(H-T-B);}
   var d="";for(var i=0;i<pts.length;i++){d+=(i?"L":"M")+X(pts[i][0]).toFixed(1)+" "+Y(pts[i][1]).toFixed(1);}
   var s="<svg class='chart' data-dev='"+c.device+"' viewBox='0 0 "+W+" "+H+"' xmlns='http://www.w3.org/2000/svg'>";
@@ -201,6 +225,9 @@ function chart(c,W,H,L,R,T,B){
     s+="<line class='"+(o.recovered?"oom-rec":"oom")+"'"+(o.verdict?" data-verdict='"+esc(o.verdict)+"'":"")+" x1='"+x+"' x2='"+x+"' y1='"+T+"' y2='"+(H-B)+"' stroke='"+col+"' stroke-width='2'"+
       (o.recovered?" stroke-dasharray='5 3'":"")+"><title>"+what+": "+esc(o.api)+"("+hb(o.size)+") thread "+o.thread+" at "+wall(o.t)+"</title></line>";
     if(mine.length<=12)s+="<text x='"+(x-4)+"' y='"+(T+16+14*(i%3))+"' text-anchor='end' style='fill:"+col+";font-weight:600'>"+what+" "+hb(o.size)+"</text>";});
+  if(pk&&pk.t>=t0&&pk.t<=t1){var px=X(pk.t),py=Y(pk.bytes);
+    s+="<circle class='peak' cx='"+px.toFixed(1)+"' cy='"+py.toFixed(1)+"' r='5' fill='#7c3aed'><title>peak "+hb(pk.bytes)+" at "+wall(pk.t)+
+      (pk.exact?"":" (not exact: "+esc(pk.why)+")")+"</title></circle><text x='"+(px+8).toFixed(1)+"' y='"+(py-6).toFixed(1)+"' style='fill:#7c3aed;font-weight:600'>peak "+hb(pk.bytes)+"</text>";}
   s+="<line class='cursor' x1='0' x2='0' y1='"+T+"' y2='"+(H-B)+"' stroke='#111' stroke-width='0.5' visibility='hidden'/>";
   s+="<text x='"+(L+6)+"' y='"+(T+14)+"' style='font-weight:600;fill:#1f2933'>device "+c.device+" &mdash; peak "+hb(c.peak)+"</text></svg>";
   return s;

@@ -7,6 +7,7 @@
 #include "common/names.h"
 #include "common/site_rules.h"
 #include "tools/cli.h"
+#include "tools/role_view.h"
 
 using namespace gpumemrec::model;  // the tools' bundle model
 
@@ -63,6 +64,19 @@ CREATE TABLE recorded_by_library (device INTEGER, library TEXT, bytes INTEGER, b
 -- The other processes NVML lists on each device (used_bytes NULL when NVML
 -- does not say).
 CREATE TABLE other_processes (device INTEGER, pid INTEGER, name TEXT, used_bytes INTEGER, bundle TEXT);
+-- Memory by role on each device (docs/advice.md): layer
+-- "framework" rows are the framework's roles (framework.json), "driver" rows
+-- what the driver level knows (libraries, context, other processes, free);
+-- bytes NULL when unknown.
+CREATE TABLE roles (device INTEGER, role TEXT, layer TEXT, name TEXT, bytes INTEGER, bundle TEXT);
+-- Each device's high-water mark (peak.json), and the sites live at it
+-- (stack_id joins stacks).
+CREATE TABLE peak (device INTEGER, peak_bytes INTEGER, peak_time_ns INTEGER, peak_seq INTEGER, exact INTEGER,
+  why_inexact TEXT, live_now_bytes INTEGER, events_replayed INTEGER, bundle TEXT);
+CREATE TABLE peak_sites (device INTEGER, stack_id INTEGER, bytes INTEGER, count INTEGER, bundle TEXT);
+-- "What to try" (docs/advice.md): the rule, the figures that call for it,
+-- the knob and where it is documented.
+CREATE TABLE advice (device INTEGER, rule TEXT, evidence TEXT, action TEXT, source TEXT, bundle TEXT);
 -- Live bytes per call site at the dump, named by its site frame and library.
 CREATE VIEW sites AS
   SELECT a.stack_id, COUNT(*) AS count, SUM(a.size) AS bytes, s.site AS site, s.library AS library, a.bundle
@@ -272,6 +286,31 @@ void insert_metadata(sqlite3* db, const Bundle& b, const std::string& name) {
   insert_accounting(db, b, name);
 }
 
+// roles, peak, peak_sites, advice (tools/role_view.h).
+void insert_insight(sqlite3* db, const Bundle& b, const std::string& name) {
+  const BundleInsight in = read_insight(b);
+  Stmt role(db, "INSERT INTO roles VALUES (?,?,?,?,?,?)");
+  for (const RoleTable& t : in.roles)
+    for (const RoleRow& r : t.rows) {
+      role.i(1, t.device).t(2, r.role).t(3, r.layer);
+      if (r.name.empty()) role.null(4);
+      else role.t(4, r.name);
+      opt_i(role, 5, r.bytes);
+      role.t(6, name).step(db);
+    }
+  Stmt peak(db, "INSERT INTO peak VALUES (?,?,?,?,?,?,?,?,?)");
+  Stmt site(db, "INSERT INTO peak_sites VALUES (?,?,?,?,?)");
+  for (const PeakDevice& d : in.peak.devices) {
+    peak.i(1, d.device).i(2, as_i(d.peak_bytes)).i(3, as_i(d.peak_time_ns)).i(4, as_i(d.peak_seq)).i(5, d.exact);
+    peak.t(6, d.why_inexact).i(7, as_i(d.live_now_bytes)).i(8, as_i(d.events_replayed)).t(9, name).step(db);
+    for (const PeakSite& x : d.sites)
+      site.i(1, d.device).i(2, as_i(x.stack_id)).i(3, as_i(x.bytes)).i(4, as_i(x.count)).t(5, name).step(db);
+  }
+  Stmt adv(db, "INSERT INTO advice VALUES (?,?,?,?,?,?)");
+  for (const Advice& a : in.advice)
+    adv.i(1, a.device).t(2, a.rule).t(3, a.evidence).t(4, a.action).t(5, a.source).t(6, name).step(db);
+}
+
 }  // namespace
 
 void create_query_db(sqlite3* db) {
@@ -290,6 +329,7 @@ void load_query_db(sqlite3* db, Bundle& b, const std::string& name) {
   insert_allocations(db, b, name);
   insert_stacks(db, b, name);
   insert_metadata(db, b, name);
+  insert_insight(db, b, name);
   exec(db, "COMMIT");
 }
 

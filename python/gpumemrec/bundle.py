@@ -8,7 +8,8 @@ events, allocations and stacks, loaded when first used. A bad bundle is
 refused with the reader's own one-line error (BundleError), exactly as the
 command-line tools refuse it. The keys are the documented --json interface;
 keys a newer command adds (a site's `site_frame` and `library`,
-`device_accounting`) are picked up when present and None when not.
+`device_accounting`, `roles`, `peak`, `advice`) are picked up when present
+and None (advice: empty) when not.
 """
 import builtins
 import html as html_lib
@@ -225,6 +226,29 @@ class Bundle:
         if "metadata" not in self._cache:
             self._cache["metadata"] = {r["key"]: r["value"] for r in _rows(self.path, "SELECT * FROM metadata")}
         return self._cache["metadata"]
+
+    # ---- memory by role, the peak, what to try (report --json) -----------------
+
+    @property
+    def roles(self) -> Optional[Dict[str, Any]]:
+        """Memory by role: {"tables": [one per device: device, total_bytes,
+        roles_from, rows [{role, layer, name, label, bytes}], notes],
+        "framework": framework.json's roles or None, "problem": what was
+        wrong with them or None} (docs/cli.md). None from an older command."""
+        return self.report.get("roles")
+
+    @property
+    def peak(self) -> Optional[Dict[str, Any]]:
+        """Each device's high-water mark (peak.json) with the sites live at
+        it, and PyTorch's own peaks from an exit digest; None when the bundle
+        has neither."""
+        return self.report.get("peak")
+
+    @property
+    def advice(self) -> List[Dict[str, Any]]:
+        """"What to try": [{rule, device, evidence, action, source}], empty
+        when the bundle holds no evidence for any (docs/advice.md)."""
+        return self.report.get("advice") or []
 
     # ---- pandas and notebooks -------------------------------------------------
 

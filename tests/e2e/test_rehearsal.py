@@ -31,6 +31,9 @@ def limit_like_real(prog, api, backend, runtime_error_line=None):
         check(md["api"] == api and md["error_code"] == 2, "api/error %s/%s" % (md["api"], md["error_code"]))
         check(md["backend"] == backend, "backend %s" % md["backend"])
         check("GPUMEMREC_LIMIT" in md["context"] and "GPUMEMREC_LIMIT" in b.summary(), "limit not named")
+        # "What to try" (common/advice.h): the limit is below the card's 256 MiB.
+        check("What to try:" in b.summary() and "unset GPUMEMREC_LIMIT for the real card" in b.summary() and
+              "caps device 0 at 96.00 MiB of 256.00 MiB" in b.summary(), "no advice on the limit:\n" + b.summary())
         check(md["live_bytes"] + md["requested_bytes"] > LIMIT, "refused below the limit")
         # The driver never saw the refused request: its ledger has what is live.
         check(sum(a["size"] for a in rehearsed.ledger()["allocations"]) == md["live_bytes"], "ledger mismatch")
@@ -62,6 +65,9 @@ def nvml_other_processes():
     check(procs[0]["pid"] == 4242, "not largest first")
     s = b.summary()
     check("pid 4242 (python) holds 44.00 GiB" in s, "summary does not name the other process:\n" + s)
+    # "What to try" names the process over 1 GiB, not the 1 MiB one.
+    check("stop or move pid 4242" in s and "pid 5151" not in s.split("What to try:")[1].split("\n\n")[0],
+          "advice on other processes:\n" + s)
 
 
 def nvml_absent():

@@ -28,6 +28,8 @@ Cases:
   torch_history   GPUMEMREC_TORCH_HISTORY=N turns on PyTorch's history
   bad_report   hostile reports to gpumemrec_framework_oom() are refused, a
                good one with wrongly typed keys reads them as absent
+  roles_report a digest with the framework's roles (and a key nested
+               300,000 deep): summary.txt has memory by role and What to try
   jax          an uncaught RESOURCE_EXHAUSTED (main thread and a thread):
                framework_oom bundle with the memory profile; exit status as
                without the recorder; `gpumemrec report` lists the live
@@ -267,6 +269,17 @@ def case_bad_report(args, tmp):
     fw = load(d, "metadata.json")["framework"]
     check(fw["device"] == -1 and fw["reserved_bytes"] == 0 and fw["request_bytes"] == 1024,
           "wrong types must read as absent: %s" % fw)
+
+
+def case_roles_report(args, tmp):
+    p = run(args, py(os.path.join(CASES, "roles_report.py")), tmp)
+    check("roles: 1" in p.stdout, "the report with roles wrote no bundle:\n" + p.stdout + p.stderr[-2000:])
+    d, manifest = framework_bundle(tmp, "framework_oom")
+    s = load(d, "summary.txt")
+    for line in ["Memory by role on device 0", "      2.00 GiB  [framework] optimizer state", "What to try:",
+                 "  - PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (fragmentation)",
+                 "      because optimizer state 2.00 GiB is 2.0x the weights (1.00 GiB)"]:
+        check(line in s, "summary.txt lacks %r:\n%s" % (line, s))
 
 
 def main():

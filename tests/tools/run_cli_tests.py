@@ -4,7 +4,7 @@
   run_cli_tests.py --gpumemrec BIN --work DIR --test NAME [BUNDLE ...]
 
 NAME is one of: help, report, ls, multirank, export_memviz, export_chrome,
-query, html, run, bad_input, or all. Without BUNDLE arguments the tests
+query, html, run, bad_input, roles, ..., or all. Without BUNDLE arguments the tests
 synthesize bundles with make_bundle.py under DIR; given BUNDLE paths (e.g.
 bundles written by the real shim in an end-to-end test) the per-bundle tests
 (report, export_*, query, html) run on those instead.
@@ -1208,11 +1208,235 @@ def t_verdict_hostile(c):
               "an outcome string became markup in the HTML report")
 
 
+# ---- memory by role, the peak, what to try (tools/role_view.h) ---------------
+
+GiB = 1 << 30
+
+
+def roles_bundle(c, name, *flags):
+    """A make_bundle.py bundle with roles_bundle.py's scenario (its docstring
+    has the figures)."""
+    src = c.synth("roles-src", "--events", "300", "--devices", "1", "--pre-ring", "0", "--seed", "3")[0]
+    dst = os.path.join(c.work, name, os.path.basename(src))
+    shutil.rmtree(os.path.dirname(dst), ignore_errors=True)
+    shutil.copytree(src, dst)
+    subprocess.run([sys.executable, os.path.join(HERE, "roles_bundle.py"), dst] + list(flags), check=True)
+    return dst
+
+
+def report_json(c, b):
+    rc, out, err = c.gmr("report", "--json", b)
+    check(rc == 0, "report --json rc=%d %s" % (rc, err))
+    return json.loads(out)
+
+
+FULL_ROWS = [("weights", 10 * GiB), ("gradients", 10 * GiB), ("optimizer_state", 20 * GiB), ("kv_cache", 0),
+             ("activations", 10 * GiB), ("allocator_cache", 10 * GiB), ("unknown", 0), ("library", 2 * GiB),
+             ("context", GiB), ("other_process", 16 * GiB), ("free", GiB // 2), ("unaccounted", GiB // 2)]
+
+
+def check_roles_report(c, b):
+    rc, out, err = c.gmr("report", b)
+    check(rc == 0, "report rc=%d %s" % (rc, err))
+    for line in ["Memory by role on device 0 (of 80.00 GiB), framework roles (complete):",
+                 "     20.00 GiB  [framework] optimizer state", "      2.00 GiB  [driver]    library libnccl.so.2",
+                 "     16.00 GiB  [driver]    pid 777 python3 other.py", "What to try:",
+                 "  - PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (fragmentation)",
+                 "      because asked 2.00 GiB; PyTorch holds 10.00 GiB reserved but unallocated, its largest free "
+                 "block is 1.00 GiB",
+                 "      because optimizer state 20.00 GiB is 2.0x the weights (10.00 GiB)",
+                 "  - stop or move pid 777, or give this job another device",
+                 "      because libnccl.so.2 holds 2.00 GiB of device 0",
+                 "Peak on device 0: 70.00 GiB live at ", "not exact: the ring dropped 1000 older events",
+                 "  live now 62.00 GiB; 300 events replayed"]:
+        check(line in out, "report lacks %r:\n%s" % (line, out[:4000]))
+    check("[driver]    library libc10_cuda.so" not in out, "PyTorch's segments counted twice (roles and library)")
+    r = report_json(c, b)
+    t = r["roles"]["tables"]
+    check(len(t) == 1 and t[0]["device"] == 0 and t[0]["total_bytes"] == 80 * GiB, "roles tables: %r" % t)
+    check([(x["role"], x["bytes"]) for x in t[0]["rows"]] == FULL_ROWS, "roles rows: %r" % t[0]["rows"])
+    check(r["roles"]["framework"]["bytes"]["optimizer_state"] == 20 * GiB and r["roles"]["problem"] is None,
+          "roles.framework: %r" % r["roles"])
+    check([a["rule"] for a in r["advice"]] == ["expandable_segments", "optimizer_state", "other_process", "nccl"],
+          "advice rules: %r" % r["advice"])
+    p = r["peak"]["devices"][0]
+    first = load(b, "stacks.json")[0]["stack_id"]
+    check(p["peak_bytes"] == 70 * GiB and p["exact"] is False and p["live_now_bytes"] == 62 * GiB and
+          p["sites"][0]["stack_id"] == first and p["sites"][0]["bytes"] == 5 * GiB and p["sites"][0]["site"],
+          "peak: %r" % r["peak"])
+
+
+def check_roles_query(c, b):
+    r = rows_of(c, b, "SELECT role, bytes FROM roles ORDER BY rowid")
+    check([(x["role"], x["bytes"]) for x in r] == FULL_ROWS, "query roles: %r" % r)
+    r = rows_of(c, b, "SELECT p.bytes, p.count, s.library FROM peak_sites p JOIN stacks s USING (bundle, stack_id)")
+    check(r == [{"bytes": 5 * GiB, "count": 3, "library": "libtorch_cuda.so"}], "query peak_sites: %r" % r)
+    r = rows_of(c, b, "SELECT peak_bytes, exact, live_now_bytes FROM peak")
+    check(r == [{"peak_bytes": 70 * GiB, "exact": 0, "live_now_bytes": 62 * GiB}], "query peak: %r" % r)
+    r = rows_of(c, b, "SELECT rule FROM advice ORDER BY rowid")
+    check([x["rule"] for x in r] == ["expandable_segments", "optimizer_state", "other_process", "nccl"],
+          "query advice: %r" % r)
+    rc, out, err = c.gmr("query", "--schema")
+    check(all("CREATE TABLE %s " % t in out for t in ("roles", "peak", "peak_sites", "advice")), "--schema tables")
+
+
+def check_roles_html(c, b):
+    page = os.path.join(c.work, "roles.html")
+    rc, out, err = c.gmr("html", b, "-o", page)
+    check(rc == 0, "html rc=%d %s" % (rc, err))
+    with open(page, encoding="utf-8") as f:
+        data = json.loads(f.read().split('id="gmr-data">')[1].split("</script>")[0])
+    check([x[1] for x in data["roles"][0]["rows"]] == [v for _, v in FULL_ROWS], "html roles: %r" % data["roles"])
+    check(len(data["advice"]) == 4 and data["peak"][0]["bytes"] == 70 * GiB, "html advice/peak")
+    chromium = chromium_or_skip()
+    if chromium:
+        sys.path.insert(0, HERE)
+        import check_html
+        status, attrs, t, secs, dom = check_html.render(page, chromium)
+        check(status == "gmr-render-ok", "html render: %r" % status)
+        check(dom.count('class="role"') == 10 and 'class="rolebar"' in dom, "no role bar of 10 parts (the non-zero rows)")
+        check('class="peak"' in dom and "peak 70.0 GiB" in dom, "the peak is not marked on the curve")
+        check('id="advice"' in dom and "expandable_segments:True" in dom, "no What to try in the page")
+
+
+def check_roles_python(c, b):
+    code = ("import json,gpumemrec;b=gpumemrec.open(%r);print(json.dumps([b.roles['tables'][0]['rows'][2]['bytes'],"
+            "[a['rule'] for a in b.advice],b.peak['devices'][0]['peak_bytes']]))" % b)
+    env = dict(os.environ, PYTHONPATH=os.path.join(HERE, "..", "..", "python"), GPUMEMREC_CLI=c.bin)
+    p = subprocess.run([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    check(p.returncode == 0, "python reader: %s" % p.stderr.decode()[-500:])
+    got = json.loads(p.stdout)
+    check(got == [20 * GiB, ["expandable_segments", "optimizer_state", "other_process", "nccl"], 70 * GiB],
+          "python reader: %r" % got)
+
+
+def check_roles_none(c):
+    """No digest: the driver level only; balanced roles: no advice at all."""
+    b = roles_bundle(c, "roles-driver", "--no-framework", "--no-peak")
+    rc, out, err = c.gmr("report", b)
+    check(rc == 0 and "Memory by role on device 0: roles unknown: no framework digest (framework.json); only what "
+          "the driver level tells (libraries, this process's context, other processes); the driver level's figures "
+          "are above" in out and "[framework]" not in out and "[driver]" not in out, "driver-only roles:\n" + out[:3000])
+    r = report_json(c, b)
+    check([(x["role"], x["name"], x["bytes"]) for x in r["roles"]["tables"][0]["rows"]][:2] ==
+          [("library", "libc10_cuda.so", 60 * GiB), ("library", "libnccl.so.2", 2 * GiB)], "driver-only rows: %r" % r["roles"])
+    check([a["rule"] for a in r["advice"]] == ["other_process", "nccl"] and r["peak"] is None,
+          "driver-only advice/peak: %r %r" % (r["advice"], r["peak"]))
+    bal = roles_bundle(c, "roles-balanced", "--balanced")
+    rc, out, err = c.gmr("report", bal)
+    check(rc == 0 and "What to try" not in out and "Memory by role on device 0" in out, "balanced:\n" + out[:3000])
+    check(report_json(c, bal)["advice"] == [], "balanced roles gave advice")
+    return bal
+
+
+def check_roles_diff(c, old, new):
+    rc, out, err = c.gmr("diff", "--json", old, new)
+    check(rc == 0, "diff rc=%d %s" % (rc, err))
+    d = {x["role"]: x["change_bytes"] for x in json.loads(out)["roles"]}
+    check(d.get("optimizer_state") == 8 * GiB and d.get("weights") == -2 * GiB and d.get("library libnccl.so.2") == 2 * GiB
+          and d.get("other_process pid 777 python3 other.py") == 16 * GiB, "role deltas: %r" % d)
+    rc, out, err = c.gmr("diff", old, new)
+    check(rc == 0 and "By role" in out and "optimizer_state" in out and "+8.00 GiB" in out, "diff text:\n" + out[-2000:])
+
+
+BAD_ROLES = [("weights -5", lambda r: r["bytes"].update(weights=-5), "roles.bytes.weights is not a non-negative integer"),
+             ("weights 'x'", lambda r: r["bytes"].update(weights="x"), "roles.bytes.weights is not a number"),
+             ("no kv_cache", lambda r: r["bytes"].pop("kv_cache"), "roles.bytes.kv_cache is missing"),
+             ("status done", lambda r: r.update(status="done"), "roles.status is not complete, partial or failed"),
+             ("tensors []", lambda r: r.update(tensors=[]), "roles.tensors is not an object")]
+
+
+def check_roles_bad(c, good):
+    for label, spoil, msg in BAD_ROLES + [("roles []", None, "roles is not an object")]:
+        b = roles_bundle(c, "roles-bad", "--no-peak")
+        def edit(d):
+            if spoil:
+                spoil(d["roles"])
+            else:
+                d["roles"] = []
+        edit_json(b, "framework.json", edit)
+        rc, out, err = c.gmr("report", b)
+        check(rc == 0 and "framework.json: %s (roles left out; the rest of the report stands)" % msg in out and
+              "TOP ALLOCATION SITES" in out and "PyTorch tensors (roles unknown)" in out,
+              "%s: rc=%d %s\n%s" % (label, rc, err, out[:3000]))
+        r = report_json(c, b)
+        check(r["roles"]["problem"] == msg and r["roles"]["framework"] is None and
+              [a["rule"] for a in r["advice"]] == ["expandable_segments", "other_process", "nccl"],
+              "%s --json: %r %r" % (label, r["roles"], r["advice"]))
+    for label, text, msg in [("garbage", "{nope", "peak.json: not a JSON object with a devices array"),
+                             ("negative", json.dumps({"schema": 1, "devices": [{"device": 0, "peak_bytes": -1}]}),
+                              "peak.json: peak_bytes is not a non-negative integer")]:
+        b = roles_bundle(c, "roles-badpeak")
+        with open(os.path.join(b, "peak.json"), "w") as f:
+            f.write(text)
+        rc, out, err = c.gmr("report", b)
+        check(rc == 0 and "Peak: " + msg in out and "TOP ALLOCATION SITES" in out, "%s peak: %s\n%s" % (label, err, out[:2000]))
+        check(report_json(c, b)["peak"]["problem"] == msg, "%s peak --json" % label)
+    # Hostile files: a FIFO (would block a plain read), 300,000-level nesting.
+    b = roles_bundle(c, "roles-hostile")
+    for name in ("peak.json", "framework.json"):
+        os.remove(os.path.join(b, name))
+        os.mkfifo(os.path.join(b, name))
+    rc, out, err = c.gmr("report", b, timeout=60)
+    check(rc == 0 and "Peak: peak.json: not a regular file, not read" in out and "roles unknown" in out,
+          "FIFOs: rc=%d %s\n%s" % (rc, err, out[:2000]))
+    for name in ("peak.json", "framework.json"):
+        os.remove(os.path.join(b, name))
+    write_text(os.path.join(b, "framework.json"), '{"framework":"torch","roles":' + "[" * 300000 + "]" * 300000 + "}")
+    write_text(os.path.join(b, "peak.json"), '{"devices":' + "[" * 300000 + "]" * 300000 + "}")
+    for cmd in (["report", b], ["query", b, "SELECT count(*) FROM roles"], ["html", b, "-o", os.path.join(c.work, "deep.html")]):
+        rc, out, err = c.gmr(*cmd, timeout=60)
+        check(rc == 0, "300,000-level nesting: %s rc=%d %s" % (cmd[0], rc, err[-300:]))
+
+
+def write_text(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def check_roles_exit(c):
+    """An exit digest (framework.json at: exit, PyTorch's own peaks) and
+    stacks.json's borrowed-Python fields (python "borrowed", python_thread,
+    autograd_node) read as any other bundle."""
+    b = roles_bundle(c, "roles-exit")
+
+    def at_exit(d):
+        d.update({"at": "exit", "request_bytes": 0, "torch_peak_allocated": 65 * GiB, "torch_peak_reserved": 72 * GiB})
+    edit_json(b, "framework.json", at_exit)
+
+    def borrowed(stacks):
+        stacks[0].update({"python": "borrowed", "python_thread": 12345, "autograd_node": "MmBackward0"})
+    edit_json(b, "stacks.json", borrowed)
+    rc, out, err = c.gmr("report", b)
+    check(rc == 0 and "PyTorch at exit (framework.json) on device 0" in out and
+          "  PyTorch's own peaks (its exit digest): allocated 65.00 GiB, reserved 72.00 GiB" in out and
+          "Peak on device 0: 70.00 GiB" in out and "expandable_segments" not in out,
+          "exit digest: rc=%d %s\n%s" % (rc, err, out[:4000]))
+    r = report_json(c, b)["peak"]
+    check(r["torch_peak_allocated"] == 65 * GiB and r["torch_peak_reserved"] == 72 * GiB and
+          r["devices"][0]["sites"][0]["site"], "exit peaks --json: %r" % r)
+    for cmd in (["query", b, "SELECT count(*) FROM peak_sites"], ["html", b, "-o", os.path.join(c.work, "exit.html")]):
+        rc, out, err = c.gmr(*cmd)
+        check(rc == 0, "borrowed stacks: %s rc=%d %s" % (cmd[0], rc, err))
+
+
+def t_roles(c):
+    b = roles_bundle(c, "roles-full")
+    check_roles_report(c, b)
+    check_roles_query(c, b)
+    check_roles_python(c, b)
+    bal = check_roles_none(c)
+    check_roles_diff(c, bal, b)
+    check_roles_bad(c, b)
+    check_roles_exit(c)
+    return check_roles_html(c, b)
+
+
 TESTS = {"help": t_help, "report": t_report, "report_json": t_report_json, "names": t_names, "ls": t_ls,
          "query_dir": t_query_dir, "html_flame": t_html_flame, "html_200k": t_html_200k, "diff": t_diff,
          "multirank": t_multirank, "export_memviz": t_export_memviz, "export_chrome": t_export_chrome,
          "query": t_query, "html": t_html, "run": t_run, "bad_input": t_bad_input, "bad_structure": t_bad_structure,
-         "verdict": t_verdict, "verdict_hostile": t_verdict_hostile}
+         "verdict": t_verdict, "verdict_hostile": t_verdict_hostile, "roles": t_roles}
 
 
 def main():

@@ -10,6 +10,7 @@
 #include "common/site_rules.h"
 #include "shim/base/hook_table.h"
 #include "shim/dump/write/bundle_files.h"
+#include "shim/dump/write/summary_advice.h"
 #include "shim/dump/verdict/verdict_text.h"
 #include "shim/record/recorder.h"
 
@@ -198,6 +199,7 @@ bool write_summary_txt(BundleFiles& files, const BundleContent& c, std::string* 
       write_frames(o, c.model.find_stack(c.in.failure->stack_id), rules, kFailingFrames, false);
     }
     write_accounting(o, c);
+    write_summary_advice(o, c);
     write_top_sites(o, c, rules);
     o.write("\nFiles: events.json (recent events), allocations.json (live), stacks.json, metadata.json,\n"
             "environment.json. `gpumemrec report <bundle>` gives the full view.\n");
