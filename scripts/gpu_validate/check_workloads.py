@@ -136,7 +136,7 @@ def check_fragment(dumps, stdout, cli, expandable):
     ok = said and fw.get("largest_free_block", 1 << 62) < (12 << 20)
     return ok, "reserved=%s allocated=%s largest_free=%s advice=%s" % (
         fw.get("reserved_bytes"), fw.get("allocated_bytes"), fw.get("largest_free_block"),
-        [a.get("knob") if isinstance(a, dict) else a for a in advice])
+        [a.get("rule") if isinstance(a, dict) else a for a in advice])
 
 
 def check_peak(dumps, stdout):
