@@ -64,6 +64,7 @@ def run(args, argv, tmp, env_extra=None, preload=True, pythonpath=(CASES, STANDI
         "GPUMEMREC_DIR": os.path.join(tmp, "dumps"),
         "FAKEGPU_CAPACITY": str(256 * MiB),
         "GMR_CUDART": os.path.join(args.fakes, "libcudart.so"),
+        "GMR_AUTOGRAD_ENGINE": args.engine,
         "PYTHONDONTWRITEBYTECODE": "1",
     })
     if pythonpath is not None:
@@ -275,6 +276,7 @@ def main():
     ap.add_argument("--shim", required=True)
     ap.add_argument("--fakes", required=True)
     ap.add_argument("--gpumemrec", default="")
+    ap.add_argument("--engine", default="", help="the stand-in torch's native autograd engine (gmr_autograd_engine)")
     args = ap.parse_args()
     fn = globals().get("case_" + args.case)
     if fn is None:
