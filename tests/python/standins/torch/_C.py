@@ -120,6 +120,7 @@ class DeviceCachingAllocator:
         self.fraction = None
         self.history = None  # [entries], max
         self.history_max = 0
+        self.peak_allocated = self.peak_reserved = 0  # memory_stats' allocated/reserved_bytes.all.peak
 
     # ---- DeviceCachingAllocator::malloc
     def malloc(self, orig_size):
@@ -144,6 +145,7 @@ class DeviceCachingAllocator:
         block = self._split(block, size, small)
         block.allocated, block.requested = True, orig_size
         self._trace("alloc", block.address, block.size)
+        self.peak_allocated = max(self.peak_allocated, sum(s.allocated_bytes() for s in self.segments))
         return block
 
     def _oom_observers(self, alloc_size, free, total):
@@ -238,6 +240,7 @@ class DeviceCachingAllocator:
         seg = Segment(address, size, small)
         self.segments.append(seg)
         self._trace("segment_alloc", seg.address, size)
+        self.peak_reserved = max(self.peak_reserved, sum(s.size for s in self.segments))
         return seg.blocks[0]
 
     def _free_segment(self, seg):
