@@ -270,6 +270,117 @@ def case_bad_report(args, tmp):
           "wrong types must read as absent: %s" % fw)
 
 
+def roles_of(args, tmp, prog, *argv, env=None):
+    """Runs a roles program with and without the recorder (same stdout),
+    returns framework.json and the program's own count (its EXPECT line)."""
+    cmd = py(os.path.join(CASES, prog), *argv)
+    base = run(args, cmd, tmp, env, preload=False)
+    got = run(args, cmd, tmp, env)
+    check(got.stdout == base.stdout, "%s: output differs\n  without: %s\n  with:    %s" % (prog, base.stdout, got.stdout))
+    expect = json.loads(re.search(r"^EXPECT (.*)$", got.stdout, re.M).group(1))
+    found = [d for d in bundles(tmp) if os.path.exists(os.path.join(d, "framework.json"))]
+    check(len(found) == 1, "want one bundle with framework.json, got %s" % bundles(tmp))
+    fw = load(found[0], "framework.json")
+    check(fw.get("at") == "oom", "framework.json at = %r" % fw.get("at"))
+    check_roles_sum(fw)
+    return fw, expect
+
+
+def check_roles_sum(fw):
+    roles = fw.get("roles") or {}
+    b = roles.get("bytes", {})
+    check(set(b) == {"weights", "gradients", "optimizer_state", "kv_cache", "activations", "allocator_cache",
+                     "unknown"}, "roles.bytes keys: %s" % sorted(b))
+    check(sum(b.values()) == fw["reserved_bytes"], "roles add up to %d, reserved is %d: %s"
+          % (sum(b.values()), fw["reserved_bytes"], roles))
+    check(b["allocator_cache"] == fw["reserved_bytes"] - fw["allocated_bytes"], "allocator_cache: %s" % roles)
+    check(len(roles["top"]) <= 10 and roles["device"] == fw["device"], "top/device: %s" % roles)
+
+
+def check_roles(roles, expect, names):
+    for name in names:
+        got, want = roles["bytes"][name], expect[name]
+        check(got == want, "roles.bytes.%s = %d, the program counted %d: %s" % (name, got, want, roles))
+        got, want = roles["tensors"][name], expect[name + "_n"]
+        check(got == want, "roles.tensors.%s = %d, the program counted %d: %s" % (name, got, want, roles))
+
+
+def case_roles_train(args, tmp):
+    fw, expect = roles_of(args, tmp, "train_backward.py")
+    check(expect["where"] == "backward", "the out-of-memory was not in backward: %s" % expect)
+    check(expect["unpacks"] == 0, "saved tensors were unpacked %d times" % expect["unpacks"])
+    roles = fw["roles"]
+    check(roles["status"] == "complete" and roles["sharding"] is None, "roles: %s" % roles)
+    check_roles(roles, expect, ("weights", "gradients", "optimizer_state"))
+    check(expect["gradients"] > 0 and roles["bytes"]["activations"] > 0, "no gradients/activations: %s" % roles)
+    names = {(t["role"], t["owner"], t["name"]) for t in roles["top"]}
+    check({("optimizer_state", "AdamW", "state.exp_avg"), ("weights", "Linear", "weight"),
+           ("weights", "MLP", "scale")} <= names, "top: %s" % roles["top"])
+    check(fw["memory_fraction"] is None and fw["expandable_segments"] is False, "settings: %s" % fw)
+
+
+def case_roles_kv(args, tmp):
+    fw, expect = roles_of(args, tmp, "kv_cache.py", env={"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"})
+    roles = fw["roles"]
+    check_roles(roles, expect, ("weights", "kv_cache"))
+    check(expect["kv_cache_n"] == 8 and {t["owner"] for t in roles["top"] if t["role"] == "kv_cache"}
+          == {"StaticCache"}, "kv: %s" % roles)
+    check(fw["expandable_segments"] is True, "expandable_segments not read: %s" % fw["expandable_segments"])
+
+
+def case_roles_fsdp(args, tmp):
+    fw, expect = roles_of(args, tmp, "fsdp_flat.py")
+    roles = fw["roles"]
+    check(roles["sharding"] == "fsdp", "sharding: %s" % roles["sharding"])
+    check_roles(roles, expect, ("weights", "unknown"))
+    check(any("_gmr_undocumented" in n for n in roles["notes"]), "no note on the unknown: %s" % roles["notes"])
+
+
+def case_roles_budget(args, tmp):
+    fw, expect = roles_of(args, tmp, "roles_misc.py", "budget", env={"GPUMEMREC_ROLES_BUDGET_MS": "1"})
+    roles = fw["roles"]
+    check(roles["status"] == "partial" and roles["budget_ms"] == 1 and roles["objects"] < expect["junk"],
+          "want a partial walk: %s" % roles)
+    check(roles["notes"] and "budget" in roles["notes"][0], "no note on the budget: %s" % roles["notes"])
+    fw, expect = roles_of(args, tempfile.mkdtemp(dir=tmp), "roles_misc.py", "budget",
+                          env={"GPUMEMREC_ROLES_BUDGET_MS": "junk"})
+    check(fw["roles"]["status"] == "complete" and fw["roles"]["budget_ms"] == 1000, "bad budget: %s" % fw["roles"])
+    check_roles(fw["roles"], expect, ("weights",))
+
+
+def case_roles_hostile(args, tmp):
+    fw, expect = roles_of(args, tmp, "roles_misc.py", "hostile")
+    roles = fw["roles"]
+    check(roles["status"] == "complete", "roles: %s" % roles)
+    check_roles(roles, expect, ("weights",))
+    check(any("raised while examined" in n for n in roles["notes"]), "no note on the failures: %s" % roles["notes"])
+
+
+def case_roles_exit(args, tmp):
+    prog = py(os.path.join(CASES, "roles_misc.py"), "exit")
+    out = os.path.join(tmp, "exit.json")
+    env = {"GPUMEMREC_DUMP_AT_EXIT": "1", "GMR_EXIT_PROBE_OUT": out}
+    base = run(args, prog, tmp, env, preload=False)
+    plain = run(args, prog, tmp, env)  # no gpumemrec_framework_exit in this library: nothing happens
+    check(plain.stdout == base.stdout and "warning: Python hook" not in plain.stderr, plain.stderr)
+    check(not os.path.exists(out) or _exported(args.shim), "the hook called an export that is not there")
+    got = run(args, prog, tmp, dict(env, LD_PRELOAD=args.exit_probe + ":" + args.shim))
+    check(got.stdout == base.stdout, "output differs with the probe")
+    expect = json.loads(re.search(r"^EXPECT (.*)$", got.stdout, re.M).group(1))
+    with open(out) as f:
+        fw = json.load(f)
+    check(fw["at"] == "exit" and fw["framework"] == "torch", "exit digest: %s" % fw)
+    check_roles_sum(fw)
+    check_roles(fw["roles"], expect, ("weights", "gradients", "optimizer_state"))
+    check(fw["torch_peak_allocated"] >= fw["allocated_bytes"] and fw["torch_peak_reserved"] >= fw["reserved_bytes"]
+          and fw["torch_peak_reserved"] > 0, "peaks: %s" % fw)
+
+
+def _exported(shim):
+    import ctypes
+    return hasattr(ctypes.CDLL(shim), "gpumemrec_framework_exit")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--case", required=True)
@@ -277,6 +388,7 @@ def main():
     ap.add_argument("--fakes", required=True)
     ap.add_argument("--gpumemrec", default="")
     ap.add_argument("--engine", default="", help="the stand-in torch's native autograd engine (gmr_autograd_engine)")
+    ap.add_argument("--exit-probe", default="", help="a library exporting gpumemrec_framework_exit (gmr_exit_probe)")
     args = ap.parse_args()
     fn = globals().get("case_" + args.case)
     if fn is None:

@@ -43,10 +43,12 @@ class UntypedStorage:
         return self._nbytes
 
     def resize_(self, n):
-        """FSDP's _free_storage: resize to 0 gives the block back."""
-        if n == 0:
-            self._release()
-            self._nbytes = 0
+        """FSDP's _free_storage (resize to 0: the block goes back) and
+        _alloc_storage (from 0 to its size: a new block)."""
+        self._release()
+        self._nbytes = n
+        if n and self.device.type == "cuda":
+            self._block = _C._allocator().malloc(n)
         return self
 
     def _release(self):

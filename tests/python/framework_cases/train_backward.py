@@ -1,0 +1,55 @@
+"""A small MLP trained with AdamW; the batch doubles until backward runs out
+of memory on the stand-in's native autograd engine thread (the observer
+runs there). Then prints its own count of parameter (with a buffer and a
+tied weight), gradient and optimizer-state bytes (roles_expect.py)."""
+import torch
+from roles_expect import block_bytes, say
+
+from torch import nn
+
+
+class MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inp = nn.Linear(256, 512)
+        self.act = nn.ReLU()
+        self.mid = nn.Linear(512, 512)
+        self.out = nn.Linear(512, 256)
+        self.out2 = nn.Linear(512, 256)
+        self.out2.weight = self.out.weight  # tied: one storage
+        self.register_buffer("scale", torch.empty(256))
+
+    def forward(self, x):
+        return self.out(self.act(self.mid(self.act(self.inp(x)))))
+
+
+def main():
+    torch.cuda.init()
+    model = MLP()
+    opt = torch.optim.AdamW(model.parameters())
+    batch, where = 64, None
+    try:
+        while True:
+            batch *= 2
+            where = "forward"
+            x = torch.empty(batch, 256)
+            loss = model(x).sum()
+            where = "backward"
+            loss.backward()
+            where = "step"
+            opt.step()
+            opt.zero_grad()
+            del loss, x
+    except torch.cuda.OutOfMemoryError as e:
+        print("caught OutOfMemoryError in %s at batch %d: %s" % (where, batch, e))
+    params = list(model.parameters()) + list(model.buffers())
+    state = [v for s in opt.state.values() for v in s.values()]
+    w, wn = block_bytes(params)
+    g, gn = block_bytes([p.grad for p in model.parameters()])
+    o, on = block_bytes(state)
+    from torch import _autograd_nodes
+    say(weights=w, gradients=g, optimizer_state=o, weights_n=wn, gradients_n=gn, optimizer_state_n=on,
+        where=where, unpacks=_autograd_nodes.unpacks[0])
+
+
+main()
