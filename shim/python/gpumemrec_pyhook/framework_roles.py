@@ -83,22 +83,26 @@ class Examiner:
         self.flat_param = _class(*FLAT_PARAM)
         self.fsdp2_module = _class("torch.distributed.fsdp._fully_shard._fully_shard", "FSDPModule")
 
+    def handler(self, cls):
+        """The handler of objects of type cls, or None (kept per type)."""
+        h = self.kinds.get(cls, _MISSING)
+        if h is _MISSING:
+            h = self.kinds[cls] = self._handler_for(cls)
+        return h
+
     def examine(self, obj):
-        cls = type(obj)
-        handler = self.kinds.get(cls, _MISSING)
-        if handler is _MISSING:
-            handler = self.kinds[cls] = self._handler_for(cls)
-        if handler is not None:
+        h = self.handler(type(obj))
+        if h is not None:
             try:
-                handler(obj)
+                h(obj)
             except Exception:
                 self.failures += 1
 
     def _handler_for(self, cls):
         try:
-            for base, handler in self.handlers:
+            for base, h in self.handlers:
                 if issubclass(cls, base):
-                    return handler
+                    return h
         except Exception:
             self.failures += 1
         return None
