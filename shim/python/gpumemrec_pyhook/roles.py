@@ -46,14 +46,17 @@ def budget_ms():
 
 
 def active_blocks(snapshot, device):
-    """{address: size} of the device's active blocks, reserved bytes."""
+    """{address: size} of the device's allocated blocks, reserved bytes.
+    "active_allocated" only, as the segments' allocated_size counts them
+    (torch/csrc/cuda/memory_snapshot.cpp); "active_pending_free" blocks
+    (freed, waiting for their stream events) are cache, like "inactive"."""
     blocks, reserved = {}, 0
     for seg in snapshot.get("segments", []):
         if seg.get("device", device) != device:
             continue
         reserved += int(seg.get("total_size", 0))
         for b in seg.get("blocks", []):
-            if str(b.get("state", "")).startswith("active"):
+            if b.get("state") == "active_allocated":
                 blocks[int(b.get("address", 0))] = int(b.get("size", 0))
     return blocks, reserved
 
