@@ -70,13 +70,17 @@ class _Claims:
         self.device = device
         self.by_ptr = {}
         self.notes = set()
+        self.failures = 0
 
     def add(self, t, role, owner, name):
-        for st in self._storages(t, 0):
-            ptr = st.data_ptr()
-            old = self.by_ptr.get(ptr)
-            if ptr and (old is None or NAMED.index(role) < NAMED.index(old[0])):
-                self.by_ptr[ptr] = (role, owner, name)
+        try:
+            for st in self._storages(t, 0):
+                ptr = st.data_ptr()
+                old = self.by_ptr.get(ptr)
+                if ptr and (old is None or NAMED.index(role) < NAMED.index(old[0])):
+                    self.by_ptr[ptr] = (role, owner, name)
+        except Exception:  # no storage (sparse, a subclass that refuses): skipped
+            self.failures += 1
 
     def _storages(self, t, depth):
         if not isinstance(t, self.tensor_type) or depth > 4:
@@ -102,9 +106,7 @@ def walk(torch, snapshot, device, budget=None):
         claims = _Claims(torch, device)
         examiner = known.Examiner(torch, claims)
         deadline = t0 + budget / 1000.0
-        objects = gc.get_objects()
-        n, complete = _examine_all(objects, examiner, deadline)
-        del objects
+        n, complete = _walk_without_collecting(examiner, deadline)
         out["objects"] = n
         examiner.finish()
         _tally(out, claims, snapshot, device)
@@ -114,13 +116,28 @@ def walk(torch, snapshot, device, budget=None):
         if not complete:
             notes.insert(0, "the walk stopped at its time budget (%d ms) after %d objects: "
                             "what it did not reach is counted in activations" % (budget, n))
-        if examiner.failures:
-            notes.append("%d object(s) raised while examined (skipped)" % examiner.failures)
+        if examiner.failures or claims.failures:
+            notes.append("%d object(s) and %d tensor(s) raised while examined (skipped)"
+                         % (examiner.failures, claims.failures))
         out["notes"] = notes[:MAX_NOTES]
     except Exception as exc:  # the digest goes out without roles
         out["notes"] = ["the walk failed: %s: %s" % (type(exc).__name__, exc)]
     out["elapsed_ms"] = round((time.perf_counter() - t0) * 1000.0, 3)
     return out
+
+
+def _walk_without_collecting(examiner, deadline):
+    """The walk with the cyclic collector off: a collection in the middle
+    would run finalizers (user code) and free tensors under the walk."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        objects = gc.get_objects()
+        return _examine_all(objects, examiner, deadline)
+    finally:
+        objects = None
+        if was_enabled:
+            gc.enable()
 
 
 def _examine_all(objects, examiner, deadline):

@@ -33,6 +33,14 @@ class RaisingDict(dict):
         raise RuntimeError("hostile parameters")
 
 
+class NoStorage(nn.Parameter):
+    """A tensor without a storage to show (as a sparse tensor's
+    untyped_storage() raises)."""
+
+    def untyped_storage(self):
+        raise RuntimeError("no storage")
+
+
 class Weird:
     def __getattr__(self, name):
         raise RuntimeError("weird: no %s" % name)
@@ -61,7 +69,10 @@ def main():
         counted.append(hostile.w)
         bad = nn.Linear(64, 64)
         object.__setattr__(bad, "_parameters", RaisingDict(bad._parameters))
-        extra = [hostile, bad, Weird()]
+        holder = nn.Linear(128, 128)
+        holder.odd = NoStorage(torch.empty(2048))  # skipped; the module's other parameters still count
+        counted += [holder.weight, holder.bias]
+        extra = [hostile, bad, holder, Weird()]
         Hostile.armed = True
     keep = []
     if mode != "exit":
