@@ -377,6 +377,21 @@ def case_roles_exit(args, tmp):
           and fw["torch_peak_reserved"] > 0, "peaks: %s" % fw)
 
 
+def case_roles_jax(args, tmp):
+    prog = py(os.path.join(CASES, "jax_train.py"))
+    base = run(args, prog, tmp, preload=False, expect_rc=1)
+    got = run(args, prog, tmp, expect_rc=1)
+    check(got.stdout == base.stdout, "output differs")
+    expect = json.loads(re.search(r"^EXPECT (.*)$", got.stdout, re.M).group(1))
+    d, _ = framework_bundle(tmp, "framework_oom")
+    roles = load(d, "framework.json")["roles"]
+    check(roles["status"] == "complete", "roles: %s" % roles)
+    check_roles(roles, expect, ("weights", "optimizer_state"))
+    check(roles["bytes"]["activations"] > 0 and roles["bytes"]["allocator_cache"] == 0, "roles: %s" % roles)
+    check({("optimizer_state", "ScaleByAdamState", "mu"), ("weights", "TrainState", "params")}
+          <= {(t["role"], t["owner"], t["name"]) for t in roles["top"]}, "top: %s" % roles["top"])
+
+
 def _exported(shim):
     import ctypes
     return hasattr(ctypes.CDLL(shim), "gpumemrec_framework_exit")

@@ -95,38 +95,52 @@ class _Claims:
             yield t.untyped_storage()
 
 
+def empty_result(budget, device):
+    return {"status": "failed", "elapsed_ms": 0.0, "objects": 0, "budget_ms": budget, "device": int(device),
+            "bytes": dict.fromkeys(ALL, 0), "tensors": dict.fromkeys(NAMED, 0), "top": [], "sharding": None,
+            "notes": []}
+
+
+def walk_notes(budget, n, complete, object_failures, tensor_failures):
+    notes = []
+    if not complete:
+        notes.append("the walk stopped at its time budget (%d ms) after %d objects: "
+                     "what it did not reach is counted in activations" % (budget, n))
+    if object_failures or tensor_failures:
+        notes.append("%d object(s) and %d tensor(s) raised while examined (skipped)"
+                     % (object_failures, tensor_failures))
+    return notes
+
+
+def top_of(groups):
+    """The TOP largest (role, owner, name) groups, as framework.json lists them."""
+    top = sorted(groups.items(), key=lambda kv: (-kv[1], kv[0]))[:TOP]
+    return [{"role": r, "owner": o, "name": n, "bytes": b} for (r, o, n), b in top]
+
+
 def walk(torch, snapshot, device, budget=None):
     """The `roles` object of framework.json (docs/bundle-format.md)."""
     budget = budget_ms() if budget is None else budget
     t0 = time.perf_counter()
-    out = {"status": "failed", "elapsed_ms": 0.0, "objects": 0, "budget_ms": budget, "device": int(device),
-           "bytes": dict.fromkeys(ALL, 0), "tensors": dict.fromkeys(NAMED, 0), "top": [], "sharding": None,
-           "notes": []}
+    out = empty_result(budget, device)
     try:
         claims = _Claims(torch, device)
         examiner = known.Examiner(torch, claims)
-        deadline = t0 + budget / 1000.0
-        n, complete = _walk_without_collecting(examiner, deadline)
+        n, complete = walk_without_collecting(examiner, t0 + budget / 1000.0)
         out["objects"] = n
         examiner.finish()
         _tally(out, claims, snapshot, device)
         out["status"] = "complete" if complete else "partial"
         out["sharding"] = examiner.sharding
-        notes = sorted(claims.notes | examiner.notes)
-        if not complete:
-            notes.insert(0, "the walk stopped at its time budget (%d ms) after %d objects: "
-                            "what it did not reach is counted in activations" % (budget, n))
-        if examiner.failures or claims.failures:
-            notes.append("%d object(s) and %d tensor(s) raised while examined (skipped)"
-                         % (examiner.failures, claims.failures))
-        out["notes"] = notes[:MAX_NOTES]
+        out["notes"] = (walk_notes(budget, n, complete, examiner.failures, claims.failures)
+                        + sorted(claims.notes | examiner.notes))[:MAX_NOTES]
     except Exception as exc:  # the digest goes out without roles
         out["notes"] = ["the walk failed: %s: %s" % (type(exc).__name__, exc)]
     out["elapsed_ms"] = round((time.perf_counter() - t0) * 1000.0, 3)
     return out
 
 
-def _walk_without_collecting(examiner, deadline):
+def walk_without_collecting(examiner, deadline):
     """The walk with the cyclic collector off: a collection in the middle
     would run finalizers (user code) and free tensors under the walk."""
     was_enabled = gc.isenabled()
@@ -176,8 +190,7 @@ def _tally(out, claims, snapshot, device):
     named = sum(out["bytes"][r] for r in NAMED)
     out["bytes"]["activations"] = allocated - named
     out["bytes"]["allocator_cache"] = reserved - allocated
-    top = sorted(groups.items(), key=lambda kv: (-kv[1], kv[0]))[:TOP]
-    out["top"] = [{"role": r, "owner": o, "name": n, "bytes": b} for (r, o, n), b in top]
+    out["top"] = top_of(groups)
     if unmatched:
         claims.notes.add("%d storage(s) on the device are not blocks of PyTorch's caching allocator "
                          "(not counted)" % unmatched)
