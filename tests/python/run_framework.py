@@ -309,6 +309,7 @@ def case_roles_train(args, tmp):
     fw, expect = roles_of(args, tmp, "train_backward.py")
     check(expect["where"] == "backward", "the out-of-memory was not in backward: %s" % expect)
     check(expect["unpacks"] == 0, "saved tensors were unpacked %d times" % expect["unpacks"])
+    check(expect["observer_on_main"] == [False], "the observers did not run once on the engine's thread: %s" % expect)
     roles = fw["roles"]
     check(roles["status"] == "complete" and roles["sharding"] is None, "roles: %s" % roles)
     check_roles(roles, expect, ("weights", "gradients", "optimizer_state"))

@@ -2,6 +2,8 @@
 of memory on the stand-in's native autograd engine thread (the observer
 runs there). Then prints its own count of parameter (with a buffer and a
 tied weight), gradient and optimizer-state bytes (roles_expect.py)."""
+import threading
+
 import torch
 from roles_expect import block_bytes, say
 
@@ -25,6 +27,9 @@ class MLP(nn.Module):
 
 def main():
     torch.cuda.init()
+    observed = []  # the program's own observer: on which thread PyTorch calls it
+    torch._C._cuda_attach_out_of_memory_observer(
+        lambda *a: observed.append(threading.current_thread() is threading.main_thread()))
     model = MLP()
     opt = torch.optim.AdamW(model.parameters())
     batch, where = 64, None
@@ -49,7 +54,7 @@ def main():
     o, on = block_bytes(state)
     from torch import _autograd_nodes
     say(weights=w, gradients=g, optimizer_state=o, weights_n=wn, gradients_n=gn, optimizer_state_n=on,
-        where=where, unpacks=_autograd_nodes.unpacks[0])
+        where=where, unpacks=_autograd_nodes.unpacks[0], observer_on_main=observed)
 
 
 main()
