@@ -28,6 +28,12 @@ Cases:
   torch_history   GPUMEMREC_TORCH_HISTORY=N turns on PyTorch's history
   bad_report   hostile reports to gpumemrec_framework_oom() are refused, a
                good one with wrongly typed keys reads them as absent
+  roles_train, roles_kv, roles_fsdp, roles_budget, roles_hostile,
+  roles_exit, roles_jax
+               memory by role in framework.json equals the program's own
+               count (framework_cases/train_backward.py, kv_cache.py,
+               fsdp_flat.py, roles_misc.py, jax_train.py; --engine,
+               --exit-probe)
   jax          an uncaught RESOURCE_EXHAUSTED (main thread and a thread):
                framework_oom bundle with the memory profile; exit status as
                without the recorder; `gpumemrec report` lists the live
@@ -196,6 +202,9 @@ def case_torch_fraction(args, tmp):
     check("caught OutOfMemoryError" in p.stdout, p.stdout)
     d, manifest = framework_bundle(tmp, "framework_oom")
     check_torch_state(d, manifest, 64 * MiB)  # the fraction's limit: 0.25 of 256 MiB
+    fw = load(d, "framework.json")
+    check(fw["memory_fraction"] == 0.25 and fw["at"] == "oom", "memory_fraction: %s" % fw.get("memory_fraction"))
+    check_roles_sum(fw)
     check("framework" in load(d, "metadata.json")["outcome_detail"], "outcome_detail does not name the framework")
 
 
@@ -327,6 +336,15 @@ def case_roles_kv(args, tmp):
     check(expect["kv_cache_n"] == 8 and {t["owner"] for t in roles["top"] if t["role"] == "kv_cache"}
           == {"StaticCache"}, "kv: %s" % roles)
     check(fw["expandable_segments"] is True, "expandable_segments not read: %s" % fw["expandable_segments"])
+    sys.path.insert(0, os.path.join(os.path.dirname(args.shim), "python"))
+    from gpumemrec_pyhook.torch_settings import expandable_segments as es
+    for env, want in (({"PYTORCH_ALLOC_CONF": "expandable_segments:True"}, True),
+                      ({"PYTORCH_ALLOC_CONF": "backend:native", "PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"},
+                       False),  # PYTORCH_ALLOC_CONF first
+                      ({"PYTORCH_CUDA_ALLOC_CONF": " max_split_size_mb : 128 , expandable_segments : True "}, True),
+                      ({"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True,expandable_segments:False"}, False),
+                      ({"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:true"}, False), ({}, False)):
+        check(es(env) is want, "expandable_segments(%s) = %s, want %s" % (env, es(env), want))
 
 
 def case_roles_fsdp(args, tmp):
