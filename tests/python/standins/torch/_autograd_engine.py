@@ -17,6 +17,10 @@ reaches the allocator through the callbacks below (each takes the GIL).
 An out-of-memory there runs the observers on the worker (with the GIL) and
 raises OutOfMemoryError here, on the calling thread, as
 Engine::execute's future rethrows the device thread's exception.
+Left out: set_per_process_memory_fraction does not limit the segments the
+engine's thread makes (the tests that use a fraction allocate on the
+Python thread); during the worker's cudaMalloc no callback is active, so
+that thread has no Python frame (nor thread state) at that moment.
 """
 import ctypes
 import heapq
