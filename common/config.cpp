@@ -42,6 +42,7 @@ const std::vector<ConfigVar>& config_vars() {
       {"PYTHON_STACKS", "1", "0 = do not record Python frames"},
       {"PYTHON_HOOK", "1", "0 = no Python start-up hook (PyTorch's allocator state and JAX's live buffers at an out-of-memory)"},
       {"TORCH_HISTORY", "0", "N > 0 = turn on PyTorch's own _record_memory_history(max_entries=N) when CUDA starts"},
+      {"ROLES_BUDGET_MS", "1000", "time budget in ms (1 to 3600000) of the Python hook's walk that names memory by role at a PyTorch out-of-memory or exit; past it the walk stops (status partial)"},
       {"LIMIT", "(none)", "rehearse a smaller GPU: refuse allocations past this many live bytes per device, e.g. 24GiB or 0:24GiB,1:40GiB"},
       {"FAIL_AFTER", "0", "make the Nth allocation fail with the out-of-memory code (0 = off)"},
       {"DUMP_SIGNAL", "(off)", "a signal (e.g. USR2) that writes a bundle with reason 'signal'"},
@@ -252,6 +253,7 @@ Config parse_config(const EnvGetter& get, std::vector<std::string>* warnings) {
   bool_var("PYTHON_STACKS", &c.python_stacks, "1");
   bool_var("PYTHON_HOOK", &c.python_hook, "1");
   uint_var("TORCH_HISTORY", 0, 100000000, &c.torch_history, "0");
+  uint_var("ROLES_BUDGET_MS", 1, 3600000, &c.roles_budget_ms, "1000");
   if (const char* v = value("LIMIT")) {
     if (parse_limit(v, c.limit_bytes)) c.has_limit = true;
     else warn("LIMIT", v, "not a size like 24GiB or a list like 0:24GiB,1:40GiB", "no limit");

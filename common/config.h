@@ -40,6 +40,7 @@ struct Config {
   // sitecustomize, for PyTorch's and JAX's views at an out-of-memory.
   bool python_hook = true;                // GPUMEMREC_PYTHON_HOOK
   uint64_t torch_history = 0;             // GPUMEMREC_TORCH_HISTORY (0 = off; read by the hook)
+  uint64_t roles_budget_ms = 1000;        // GPUMEMREC_ROLES_BUDGET_MS (read by the hook: roles.py)
   // GPUMEMREC_LIMIT: per-device byte limit; 0 = none. A bare size applies to
   // every device; "0:24GiB,1:40GiB" names devices.
   uint64_t limit_bytes[kMaxDevices] = {};

@@ -378,6 +378,16 @@ def main():
             man["reason"], man.get("outcome"), man["files"], digest.get("reserved_bytes"),
             digest.get("allocated_bytes"))
 
+    def roles_match(c, stdout):
+        m = re.search(r"^EXPECT (.*)$", stdout, re.M)
+        found = [b for b in c.bundles() if "framework.json" in load(b, "manifest.json")["files"]]
+        if not m or not found:
+            return False, "no count printed or no framework.json: %s" % stdout[-300:]
+        want, roles = json.loads(m.group(1)), load(found[0], "framework.json").get("roles", {})
+        got = {k: roles.get("bytes", {}).get(k) for k in ("weights", "gradients", "optimizer_state")}
+        return all(got[k] == want[k] for k in got), "roles %s want %s status %s oom in %s" % (
+            got, {k: want[k] for k in got}, roles.get("status"), want.get("where"))
+
     if want("hook_env"):
         c = Case("hook_env", logs)
         prog = [sys.executable, os.path.join(HERE, "..", "..", "tests/python/framework_cases/show_env.py")]
@@ -394,6 +404,13 @@ def main():
         p = c.run(fw + ["torch_wait_fatal"], shim, {"GPUMEMREC_EPISODE_MS": "600000"})
         ok, detail = framework_files(c, "oom", "framework_state.pickle")
         record("hook_torch_exact", ok and "FATAL_WHILE_RUNNING" in p.stdout, detail)
+    if want("hook_torch_roles") and torch_ok:
+        # Memory by role (docs/python-hook.md): the program's own count of
+        # parameter, gradient and optimizer-state bytes, exactly.
+        c = Case("hook_torch_roles", logs)
+        cases = os.path.join(HERE, "..", "..", "tests/python/framework_cases")
+        p = c.run([sys.executable, os.path.join(cases, "train_backward.py")], shim, {"PYTHONPATH": cases})
+        record("hook_torch_roles", *roles_match(c, p.stdout))
     if want("hook_jax") and have_module("jax"):
         c = Case("hook_jax", logs)
         p = c.run(fw + ["jax_uncaught"], shim)

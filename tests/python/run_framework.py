@@ -30,6 +30,12 @@ Cases:
                good one with wrongly typed keys reads them as absent
   roles_report a digest with the framework's roles (and a key nested
                300,000 deep): summary.txt has memory by role and What to try
+  roles_train, roles_kv, roles_fsdp, roles_budget, roles_hostile,
+  roles_exit, roles_jax
+               memory by role in framework.json equals the program's own
+               count (framework_cases/train_backward.py, kv_cache.py,
+               fsdp_flat.py, roles_misc.py, jax_train.py; --engine,
+               --exit-probe)
   jax          an uncaught RESOURCE_EXHAUSTED (main thread and a thread):
                framework_oom bundle with the memory profile; exit status as
                without the recorder; `gpumemrec report` lists the live
@@ -66,6 +72,7 @@ def run(args, argv, tmp, env_extra=None, preload=True, pythonpath=(CASES, STANDI
         "GPUMEMREC_DIR": os.path.join(tmp, "dumps"),
         "FAKEGPU_CAPACITY": str(256 * MiB),
         "GMR_CUDART": os.path.join(args.fakes, "libcudart.so"),
+        "GMR_AUTOGRAD_ENGINE": args.engine,
         "PYTHONDONTWRITEBYTECODE": "1",
     })
     if pythonpath is not None:
@@ -197,6 +204,9 @@ def case_torch_fraction(args, tmp):
     check("caught OutOfMemoryError" in p.stdout, p.stdout)
     d, manifest = framework_bundle(tmp, "framework_oom")
     check_torch_state(d, manifest, 64 * MiB)  # the fraction's limit: 0.25 of 256 MiB
+    fw = load(d, "framework.json")
+    check(fw["memory_fraction"] == 0.25 and fw["at"] == "oom", "memory_fraction: %s" % fw.get("memory_fraction"))
+    check_roles_sum(fw)
     check("framework" in load(d, "metadata.json")["outcome_detail"], "outcome_detail does not name the framework")
 
 
@@ -282,12 +292,151 @@ def case_roles_report(args, tmp):
         check(line in s, "summary.txt lacks %r:\n%s" % (line, s))
 
 
+def roles_of(args, tmp, prog, *argv, env=None):
+    """Runs a roles program with and without the recorder (same stdout),
+    returns framework.json and the program's own count (its EXPECT line)."""
+    cmd = py(os.path.join(CASES, prog), *argv)
+    base = run(args, cmd, tmp, env, preload=False)
+    got = run(args, cmd, tmp, env)
+    check(got.stdout == base.stdout, "%s: output differs\n  without: %s\n  with:    %s" % (prog, base.stdout, got.stdout))
+    expect = json.loads(re.search(r"^EXPECT (.*)$", got.stdout, re.M).group(1))
+    found = [d for d in bundles(tmp) if os.path.exists(os.path.join(d, "framework.json"))]
+    check(len(found) == 1, "want one bundle with framework.json, got %s" % bundles(tmp))
+    fw = load(found[0], "framework.json")
+    check(fw.get("at") == "oom", "framework.json at = %r" % fw.get("at"))
+    check_roles_sum(fw)
+    return fw, expect
+
+
+def check_roles_sum(fw):
+    roles = fw.get("roles") or {}
+    b = roles.get("bytes", {})
+    check(set(b) == {"weights", "gradients", "optimizer_state", "kv_cache", "activations", "allocator_cache",
+                     "unknown"}, "roles.bytes keys: %s" % sorted(b))
+    check(sum(b.values()) == fw["reserved_bytes"], "roles add up to %d, reserved is %d: %s"
+          % (sum(b.values()), fw["reserved_bytes"], roles))
+    check(b["allocator_cache"] == fw["reserved_bytes"] - fw["allocated_bytes"], "allocator_cache: %s" % roles)
+    check(len(roles["top"]) <= 10 and roles["device"] == fw["device"], "top/device: %s" % roles)
+
+
+def check_roles(roles, expect, names):
+    for name in names:
+        got, want = roles["bytes"][name], expect[name]
+        check(got == want, "roles.bytes.%s = %d, the program counted %d: %s" % (name, got, want, roles))
+        got, want = roles["tensors"][name], expect[name + "_n"]
+        check(got == want, "roles.tensors.%s = %d, the program counted %d: %s" % (name, got, want, roles))
+
+
+def case_roles_train(args, tmp):
+    fw, expect = roles_of(args, tmp, "train_backward.py")
+    check(expect["where"] == "backward", "the out-of-memory was not in backward: %s" % expect)
+    check(expect["unpacks"] == 0, "saved tensors were unpacked %d times" % expect["unpacks"])
+    check(expect["observer_on_main"] == [False], "the observers did not run once on the engine's thread: %s" % expect)
+    roles = fw["roles"]
+    check(roles["status"] == "complete" and roles["sharding"] is None, "roles: %s" % roles)
+    check_roles(roles, expect, ("weights", "gradients", "optimizer_state"))
+    check(expect["gradients"] > 0 and roles["bytes"]["activations"] > 0, "no gradients/activations: %s" % roles)
+    names = {(t["role"], t["owner"], t["name"]) for t in roles["top"]}
+    check({("optimizer_state", "AdamW", "state.exp_avg"), ("weights", "Linear", "weight"),
+           ("weights", "MLP", "scale")} <= names, "top: %s" % roles["top"])
+    check(fw["memory_fraction"] is None and fw["expandable_segments"] is False, "settings: %s" % fw)
+
+
+def case_roles_kv(args, tmp):
+    fw, expect = roles_of(args, tmp, "kv_cache.py", env={"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"})
+    roles = fw["roles"]
+    check_roles(roles, expect, ("weights", "kv_cache"))
+    check(expect["kv_cache_n"] == 8 and {t["owner"] for t in roles["top"] if t["role"] == "kv_cache"}
+          == {"StaticCache"}, "kv: %s" % roles)
+    check(fw["expandable_segments"] is True, "expandable_segments not read: %s" % fw["expandable_segments"])
+    sys.path.insert(0, os.path.join(os.path.dirname(args.shim), "python"))
+    from gpumemrec_pyhook.torch_settings import expandable_segments as es
+    for env, want in (({"PYTORCH_ALLOC_CONF": "expandable_segments:True"}, True),
+                      ({"PYTORCH_ALLOC_CONF": "backend:native", "PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"},
+                       False),  # PYTORCH_ALLOC_CONF first
+                      ({"PYTORCH_CUDA_ALLOC_CONF": " max_split_size_mb : 128 , expandable_segments : True "}, True),
+                      ({"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True,expandable_segments:False"}, False),
+                      ({"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:true"}, False), ({}, False)):
+        check(es(env) is want, "expandable_segments(%s) = %s, want %s" % (env, es(env), want))
+
+
+def case_roles_fsdp(args, tmp):
+    fw, expect = roles_of(args, tmp, "fsdp_flat.py")
+    roles = fw["roles"]
+    check(roles["sharding"] == "fsdp", "sharding: %s" % roles["sharding"])
+    check_roles(roles, expect, ("weights", "unknown"))
+    check(any("_gmr_undocumented" in n for n in roles["notes"]), "no note on the unknown: %s" % roles["notes"])
+
+
+def case_roles_budget(args, tmp):
+    fw, expect = roles_of(args, tmp, "roles_misc.py", "budget", env={"GPUMEMREC_ROLES_BUDGET_MS": "1"})
+    roles = fw["roles"]
+    check(roles["status"] == "partial" and roles["budget_ms"] == 1 and roles["objects"] < expect["junk"],
+          "want a partial walk: %s" % roles)
+    check(roles["notes"] and "budget" in roles["notes"][0], "no note on the budget: %s" % roles["notes"])
+    fw, expect = roles_of(args, tempfile.mkdtemp(dir=tmp), "roles_misc.py", "budget",
+                          env={"GPUMEMREC_ROLES_BUDGET_MS": "junk"})
+    check(fw["roles"]["status"] == "complete" and fw["roles"]["budget_ms"] == 1000, "bad budget: %s" % fw["roles"])
+    check_roles(fw["roles"], expect, ("weights",))
+
+
+def case_roles_hostile(args, tmp):
+    fw, expect = roles_of(args, tmp, "roles_misc.py", "hostile")
+    roles = fw["roles"]
+    check(roles["status"] == "complete", "roles: %s" % roles)
+    check_roles(roles, expect, ("weights",))
+    check("1 object(s) and 1 tensor(s) raised while examined (skipped)" in roles["notes"],
+          "no note on the failures: %s" % roles["notes"])
+
+
+def case_roles_exit(args, tmp):
+    prog = py(os.path.join(CASES, "roles_misc.py"), "exit")
+    out = os.path.join(tmp, "exit.json")
+    env = {"GPUMEMREC_DUMP_AT_EXIT": "1", "GMR_EXIT_PROBE_OUT": out}
+    base = run(args, prog, tmp, env, preload=False)
+    plain = run(args, prog, tmp, env)  # no gpumemrec_framework_exit in this library: nothing happens
+    check(plain.stdout == base.stdout and "warning: Python hook" not in plain.stderr, plain.stderr)
+    check(not os.path.exists(out) or _exported(args.shim), "the hook called an export that is not there")
+    got = run(args, prog, tmp, dict(env, LD_PRELOAD=args.exit_probe + ":" + args.shim))
+    check(got.stdout == base.stdout, "output differs with the probe")
+    expect = json.loads(re.search(r"^EXPECT (.*)$", got.stdout, re.M).group(1))
+    with open(out) as f:
+        fw = json.load(f)
+    check(fw["at"] == "exit" and fw["framework"] == "torch", "exit digest: %s" % fw)
+    check_roles_sum(fw)
+    check_roles(fw["roles"], expect, ("weights", "gradients", "optimizer_state"))
+    check(fw["torch_peak_allocated"] >= fw["allocated_bytes"] and fw["torch_peak_reserved"] >= fw["reserved_bytes"]
+          and fw["torch_peak_reserved"] > 0, "peaks: %s" % fw)
+
+
+def case_roles_jax(args, tmp):
+    prog = py(os.path.join(CASES, "jax_train.py"))
+    base = run(args, prog, tmp, preload=False, expect_rc=1)
+    got = run(args, prog, tmp, expect_rc=1)
+    check(got.stdout == base.stdout, "output differs")
+    expect = json.loads(re.search(r"^EXPECT (.*)$", got.stdout, re.M).group(1))
+    d, _ = framework_bundle(tmp, "framework_oom")
+    roles = load(d, "framework.json")["roles"]
+    check(roles["status"] == "complete", "roles: %s" % roles)
+    check_roles(roles, expect, ("weights", "optimizer_state"))
+    check(roles["bytes"]["activations"] > 0 and roles["bytes"]["allocator_cache"] == 0, "roles: %s" % roles)
+    check({("optimizer_state", "ScaleByAdamState", "mu"), ("weights", "TrainState", "params")}
+          <= {(t["role"], t["owner"], t["name"]) for t in roles["top"]}, "top: %s" % roles["top"])
+
+
+def _exported(shim):
+    import ctypes
+    return hasattr(ctypes.CDLL(shim), "gpumemrec_framework_exit")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--case", required=True)
     ap.add_argument("--shim", required=True)
     ap.add_argument("--fakes", required=True)
     ap.add_argument("--gpumemrec", default="")
+    ap.add_argument("--engine", default="", help="the stand-in torch's native autograd engine (gmr_autograd_engine)")
+    ap.add_argument("--exit-probe", default="", help="a library exporting gpumemrec_framework_exit (gmr_exit_probe)")
     args = ap.parse_args()
     fn = globals().get("case_" + args.case)
     if fn is None:

@@ -17,6 +17,8 @@ Sources read (jax-ml/jax):
   binary units), older releases say "allocate N bytes". Both are read into
   the digest's `device` and `request_bytes` (-1 and 0 when absent).
 
+Memory by role (params, optimizer state) joins the digest: jax_roles.py.
+
 The hook chains sys.excepthook and threading.excepthook when jax is imported
 (the exception's traceback still references the arrays, so they are live in
 the profile), writes the profile, then calls the hook it replaced: the
@@ -84,4 +86,8 @@ def _maybe_report(exc):
     first = lines[0] if lines else "RESOURCE_EXHAUSTED"
     device, size = parse_message(first)
     digest = {"framework": "jax", "device": device, "request_bytes": size, "error": first}
+    if jax is not None:
+        from . import jax_roles
+
+        digest["roles"] = jax_roles.walk(jax, max(device, 0))
     bridge.report(digest, "framework_memory_profile.pb.gz", profile)

@@ -18,6 +18,8 @@ Sources read (pytorch/pytorch):
 - torch/cuda/memory.py, _snapshot (a dict: "segments" with their "blocks",
   "device_traces") and _record_memory_history(enabled="all", context="all",
   stacks="all", max_entries=...).
+Memory by role (roles.py), the allocator settings (torch_settings.py) and
+the exit digest (torch_exit.py) join the digest here.
 """
 import os
 
@@ -62,6 +64,9 @@ def _on_cuda_init():
         n = _history_entries()
         if n:
             torch.cuda.memory._record_memory_history(max_entries=n)
+        from . import torch_exit
+
+        torch_exit.install()
 
     bridge.guarded(attach)
 
@@ -76,13 +81,25 @@ def _report(device, alloc, device_total, device_free):
     import torch
 
     snapshot = torch.cuda.memory._snapshot()
-    digest = digest_of(snapshot, device, alloc, device_total, device_free)
+    digest = full_digest(torch, snapshot, device, alloc, device_total, device_free, "oom")
     try:
         state = pickle.dumps(snapshot, protocol=4)  # memory_viz refuses protocol 5
     except Exception as exc:
         bridge.warn_once("the allocator snapshot could not be pickled: %s" % exc)
         state = b""
     bridge.report(digest, "framework_state.pickle", state)
+
+
+def full_digest(torch, snapshot, device, alloc, device_total, device_free, at):
+    """digest_of plus "at", memory by role and the allocator settings."""
+    from . import roles, torch_settings
+
+    digest = digest_of(snapshot, device, alloc, device_total, device_free)
+    digest["at"] = at
+    digest["roles"] = roles.walk(torch, snapshot, int(device))
+    digest["memory_fraction"] = bridge.guarded(torch_settings.memory_fraction, torch, int(device))
+    digest["expandable_segments"] = bool(bridge.guarded(torch_settings.expandable_segments))
+    return digest
 
 
 def digest_of(snapshot, device, alloc, device_total, device_free):

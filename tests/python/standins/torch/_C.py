@@ -14,6 +14,8 @@ fraction limit, device_free), then OutOfMemoryError.
 torch/csrc/cuda/Module.cpp: _cuda_attach_out_of_memory_observer,
 _cuda_memorySnapshot (the dict torch.cuda.memory._snapshot returns),
 _cuda_record_memory_history.
+_ImperativeEngine (torch/csrc/autograd/python_engine.cpp): the autograd
+engine, in _autograd_engine.py over the native gmr_autograd_engine.c.
 """
 import ctypes
 import os
@@ -118,6 +120,7 @@ class DeviceCachingAllocator:
         self.fraction = None
         self.history = None  # [entries], max
         self.history_max = 0
+        self.peak_allocated = self.peak_reserved = 0  # memory_stats' allocated/reserved_bytes.all.peak
 
     # ---- DeviceCachingAllocator::malloc
     def malloc(self, orig_size):
@@ -132,22 +135,59 @@ class DeviceCachingAllocator:
             if block is None:
                 free, total = ctypes.c_size_t(0), ctypes.c_size_t(0)
                 _runtime().cudaMemGetInfo(ctypes.byref(free), ctypes.byref(total))
-                allowed = self._allowed() if self.fraction is not None else total.value
-                self._trace("oom", 0, alloc_size)
-                observers = list(_state["observers"])
-                self.lock.release()  # "observers might need to hold the GIL"
-                try:
-                    for fn in observers:
-                        fn(self.device, alloc_size, allowed, free.value)
-                finally:
-                    self.lock.acquire()
+                self._oom_observers(alloc_size, free.value, total.value)
                 raise OutOfMemoryError("CUDA out of memory. Tried to allocate %d bytes." % alloc_size)
-            block = self._split(block, size, small)
-            block.allocated, block.requested = True, orig_size
-            self._trace("alloc", block.address, block.size)
-            return block
+            return self._hand_out(block, size, small, orig_size)
         finally:
             self.lock.release()
+
+    def _hand_out(self, block, size, small, orig_size):
+        block = self._split(block, size, small)
+        block.allocated, block.requested = True, orig_size
+        self._trace("alloc", block.address, block.size)
+        self.peak_allocated = max(self.peak_allocated, sum(s.allocated_bytes() for s in self.segments))
+        return block
+
+    def _oom_observers(self, alloc_size, free, total):
+        """The OOM path after the last retry: called with self.lock held,
+        released around the observers ("observers might need to hold the GIL")."""
+        allowed = self._allowed() if self.fraction is not None else total
+        self._trace("oom", 0, alloc_size)
+        observers = list(_state["observers"])
+        self.lock.release()
+        try:
+            for fn in observers:
+                fn(self.device, alloc_size, allowed, free)
+        finally:
+            self.lock.acquire()
+
+    # ---- the same steps for the native engine's thread (gmr_autograd_engine.c:
+    # there cudaMalloc, its retries and cudaMemGetInfo run natively)
+    def take_cached(self, orig_size):
+        """(block, 0) from the cache, or (None, the segment size to cudaMalloc)."""
+        with self.lock:
+            size = round_size(orig_size)
+            small = size <= kSmallSize
+            block = self._get_free_block(size, small)
+            if block is None:
+                return None, get_allocation_size(size)
+            return self._hand_out(block, size, small, orig_size), 0
+
+    def release_for(self, level, alloc_size):
+        """level 1: release_available_cached_blocks, 2: release_cached_blocks."""
+        with self.lock:
+            return self._release_available_cached_blocks(alloc_size) if level == 1 else self._release_cached_blocks()
+
+    def place(self, address, alloc_size, orig_size):
+        """A segment the engine's thread got from cudaMalloc, and the block in it."""
+        with self.lock:
+            size = round_size(orig_size)
+            small = size <= kSmallSize
+            return self._hand_out(self._add_segment(address, alloc_size, small), size, small, orig_size)
+
+    def engine_oom(self, alloc_size, free, total):
+        with self.lock:
+            self._oom_observers(alloc_size, free, total)
 
     def free(self, block):
         with self.lock:
@@ -194,9 +234,13 @@ class DeviceCachingAllocator:
         p = ctypes.c_void_p()
         if _runtime().cudaMalloc(ctypes.byref(p), size) != 0:
             return None
-        seg = Segment(p.value, size, small)
+        return self._add_segment(p.value, size, small)
+
+    def _add_segment(self, address, size, small):
+        seg = Segment(address, size, small)
         self.segments.append(seg)
         self._trace("segment_alloc", seg.address, size)
+        self.peak_reserved = max(self.peak_reserved, sum(s.size for s in self.segments))
         return seg.blocks[0]
 
     def _free_segment(self, seg):
@@ -257,3 +301,6 @@ class DeviceCachingAllocator:
                                  "is_expandable": False, "frames": [], "blocks": blocks})
             return {"segments": segments, "device_traces": [list(self.history or [])],
                     "allocator_settings": {}}
+
+
+from ._autograd_engine import _ImperativeEngine  # noqa: E402,F401  (python_engine.cpp's THPEngineType)

@@ -1,41 +1,50 @@
 """Stand-in for torch (tests only; see ../README.md).
 
 torch/__init__.py imports torch.cuda while it runs, so torch.cuda._lazy_call
-exists once "import torch" returns (the hook relies on that).
+exists once "import torch" returns (the hook relies on that). Factories
+follow torch's signatures (torch/_torch_docs.py): empty, zeros, ones,
+empty_like, zeros_like, ones_like, tensor (CPU scalars only).
 """
 from . import _C  # noqa: F401  (the C extension in the real package)
 from . import cuda  # noqa: F401
+from ._tensor import Tensor, UntypedStorage, device, _make  # noqa: F401
 
 uint8 = ("uint8", 1)
+float16 = ("float16", 2)
+bfloat16 = ("bfloat16", 2)
 float32 = ("float32", 4)
+float = float32
+preserve_format = "preserve_format"
+OutOfMemoryError = _C.OutOfMemoryError
 
 
-class Tensor:
-    """A CUDA tensor's storage: one block of the caching allocator, given
-    back when the tensor goes (c10's DataPtr deleter -> CUDACachingAllocator
-    free)."""
-
-    def __init__(self, block, nbytes):
-        self._block = block
-        self.nbytes = nbytes
-
-    def data_ptr(self):
-        return self._block.address
-
-    def __del__(self):
-        block, self._block = self._block, None
-        if block is not None:
-            _C._allocator().free(block)
+def _shape(size):
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    return tuple(int(s) for s in size)
 
 
-def empty(*size, dtype=float32, device="cuda"):
-    """torch.empty for device="cuda" only: numel * itemsize bytes from the
-    caching allocator (aten/src/ATen/native/cuda/... -> c10 CUDACachingAllocator::malloc)."""
-    if not str(device).startswith("cuda"):
-        raise RuntimeError("the stand-in only knows CUDA tensors")
-    numel = 1
-    for s in size:
-        numel *= int(s)
-    cuda._lazy_init()
-    nbytes = numel * dtype[1]
-    return Tensor(_C._allocator().malloc(nbytes), nbytes)
+def empty(*size, dtype=float32, device="cuda", requires_grad=False):
+    """torch.empty: numel * itemsize bytes from the caching allocator for
+    CUDA (c10 CUDACachingAllocator::malloc); CPU tensors take no GPU memory."""
+    return _make(_shape(size), dtype, device, requires_grad)
+
+
+zeros = ones = empty  # the stand-in has no values
+
+
+def empty_like(t, dtype=None, device=None, requires_grad=False, memory_format=preserve_format):
+    return _make(t.shape, dtype or t.dtype, device or t.device, requires_grad)
+
+
+zeros_like = ones_like = empty_like
+
+
+def tensor(value, dtype=float32, device="cpu", requires_grad=False):
+    """torch.tensor of a scalar (what optimizers make for `step`)."""
+    return _make((), dtype, device, requires_grad)
+
+
+from . import autograd  # noqa: E402,F401
+from . import nn  # noqa: E402,F401
+from . import optim  # noqa: E402,F401

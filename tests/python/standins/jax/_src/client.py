@@ -27,9 +27,15 @@ XlaRuntimeError.__module__ = "jaxlib.xla_extension"
 
 
 class Buffer:
+    """A jax.Array with one device buffer (jax/_src/array.py: nbytes,
+    on_device_size_in_bytes())."""
+
     def __init__(self, backend, offset, nbytes, stack):
         self.offset, self.nbytes, self.stack = offset, nbytes, stack
         self._finalizer = weakref.finalize(self, backend.release, offset)
+
+    def on_device_size_in_bytes(self):
+        return self.nbytes
 
 
 class Backend:

@@ -5,6 +5,7 @@ lock when initialized, else queues), _lazy_init() (under the lock:
 torch._C._cuda_init(), then the queued calls with _tls.is_initializing set;
 an exception of a queued call becomes DeferredCudaCallError).
 """
+import ctypes
 import os
 import threading
 import traceback
@@ -68,6 +69,32 @@ def set_per_process_memory_fraction(fraction, device=None):
     """torch/cuda/memory.py -> CUDACachingAllocator::setMemoryFraction."""
     _lazy_init()
     _C._allocator().fraction = float(fraction)
+
+
+def get_per_process_memory_fraction(device=None):
+    """torch/cuda/memory.py -> torch._C._cuda_getMemoryFraction: 1.0 unless set."""
+    _lazy_init()
+    f = _C._allocator().fraction
+    return 1.0 if f is None else f
+
+
+def current_device():
+    return 0
+
+
+def mem_get_info(device=None):
+    """torch/cuda/memory.py: cudaMemGetInfo, (free, total)."""
+    free, total = ctypes.c_size_t(0), ctypes.c_size_t(0)
+    _C._runtime().cudaMemGetInfo(ctypes.byref(free), ctypes.byref(total))
+    return free.value, total.value
+
+
+def max_memory_allocated(device=None):
+    return _C._allocator().peak_allocated if is_initialized() else 0
+
+
+def max_memory_reserved(device=None):
+    return _C._allocator().peak_reserved if is_initialized() else 0
 
 
 def empty_cache():

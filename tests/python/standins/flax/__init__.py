@@ -1,0 +1,1 @@
+"""Stand-in for flax (tests only): flax.training.train_state.TrainState."""
