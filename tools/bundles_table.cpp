@@ -159,7 +159,7 @@ void write_failure(const Bundle& b, TableFile* t) {
   auto dev = m.live_bytes_by_device.find(m.device_id);
   opt_u64(t, "live_bytes_device", dev == m.live_bytes_by_device.end() ? std::nullopt
                                                                       : std::optional<uint64_t>(dev->second));
-  t->key(key::kStackId);
+  t->key("failing_stack_id");  // not stack_id: the bundles table joins the others by (bundle_id, stack_id)
   t->u64(m.stack_id);
   const Stack* s = b.find_stack(m.stack_id);
   const Frame* site = s ? site::site_frame_of(*s) : nullptr;
