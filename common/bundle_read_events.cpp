@@ -200,7 +200,7 @@ struct EventHandler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, EventHandl
       out->push_back(cur);
       depth = 1;
       if ((out->size() & 0xFFFF) == 0 && opts && opts->progress)
-        opts->progress(file::kEvents, static_cast<double>(stream->Tell()) / total_len);
+        opts->progress(file::kEvents, std::min(1.0, static_cast<double>(stream->Tell()) / total_len));  // compressed: Tell() is past the size
       return true;
     }
     --depth;
@@ -233,7 +233,7 @@ bool read_events_sequential(const std::string& path, int fd, size_t len, const R
                             ReadError* err) {
   b->events.clear();
   b->events.reserve(event_guess(len));  // generous: unused capacity is never touched
-  BlockStream ss(fd, 0, len);
+  BlockStream ss(fd, 0, len, is_zstd_path(path));
   EventHandler h;
   h.strings = &b->strings;
   h.out = &b->events;
@@ -243,7 +243,7 @@ bool read_events_sequential(const std::string& path, int fd, size_t len, const R
   rapidjson::Reader reader;
   rapidjson::ParseResult r = reader.Parse<kParseFlags>(ss, h);
   if (ss.failed) {
-    *err = {path, std::string("read error: ") + strerror(errno)};
+    *err = {path, stream_error(ss.zstd_error, errno)};
     return false;
   }
   if (!r) {
@@ -383,7 +383,8 @@ bool read_events(const std::string& path, const ReadOptions& opts, Bundle* b, Re
   Fd f;
   size_t len = 0;
   if (!open_regular(path, kMaxEventsFileBytes, &f.fd, &len, err)) return false;
-  if (opts.threads != 1 && len > (16 << 20) && std::thread::hardware_concurrency() > 1) {
+  // A compressed file is read from its start only (no cut in the middle).
+  if (opts.threads != 1 && len > (16 << 20) && !is_zstd_path(path) && std::thread::hardware_concurrency() > 1) {
     if (read_events_parallel(f.fd, len, opts, b)) return true;
     b->events.clear();
     b->strings = StringTable();

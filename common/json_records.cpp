@@ -96,14 +96,14 @@ bool stream_records(const std::string& path, uint64_t max_bytes, const char* wha
   Fd f;
   size_t len = 0;
   if (!open_regular(path, max_bytes, &f.fd, &len, err)) return false;
-  BlockStream ss(f.fd, 0, len);
+  BlockStream ss(f.fd, 0, len, is_zstd_path(path));
   RecordHandler h;
   h.on_record = &on_record;
   rapidjson::Reader reader;
   constexpr unsigned kFlags = rapidjson::kParseIterativeFlag | rapidjson::kParseNumbersAsStringsFlag;
   rapidjson::ParseResult r = reader.Parse<kFlags>(ss, h);
   if (ss.failed) {
-    *err = {path, std::string("read error: ") + strerror(errno)};
+    *err = {path, stream_error(ss.zstd_error, errno)};
     return false;
   }
   if (r) return true;

@@ -143,9 +143,9 @@ TablesResult export_bundle_tables(const std::string& bundle_dir, const std::stri
   TableFile sites(table_path(out_dir, "sites", res.bundle_id));
   LauncherKeys first;
   ReadError err;
-  if (!stream_table(read::join_path(bundle_dir, file::kEvents), "event", kEventColumns, res.bundle_id, &events,
+  if (!stream_table(read::bundle_file(bundle_dir, file::kEvents), "event", kEventColumns, res.bundle_id, &events,
                     &first, &err) ||
-      !stream_table(read::join_path(bundle_dir, file::kAllocations), "allocation", kAllocationColumns,
+      !stream_table(read::bundle_file(bundle_dir, file::kAllocations), "allocation", kAllocationColumns,
                     res.bundle_id, &allocations, nullptr, &err))
     bad_input(err.file, err.what);
   write_sites(b, res.bundle_id, &sites);

@@ -102,6 +102,48 @@ def export(gpumemrec, src, out, bad):
                                       if not n.endswith(".jsonl.gz")], [])
 
 
+def zstd_bundle(plain, where):
+    """The bundle with events.json and allocations.json compressed as the
+    shim writes them with GPUMEMREC_COMPRESS=zstd (the zstd command)."""
+    shutil.rmtree(where, ignore_errors=True)
+    shutil.copytree(plain, where)
+    for name in ("events.json", "allocations.json"):
+        subprocess.run(["zstd", "-q", "--rm", os.path.join(where, name)], check=True)
+    m = load(os.path.join(where, "manifest.json"))
+    m["files"] = [f + ".zst" if f in ("events.json", "allocations.json") else f for f in m["files"]]
+    save(os.path.join(where, "manifest.json"), m)
+    return where
+
+
+def check_compressed(gpumemrec, plain, work):
+    """export --format tables reads a compressed bundle as the plain one."""
+    if not shutil.which("zstd"):
+        failures.append("no zstd command (scripts/install-deps.sh)")
+        print("FAIL", failures[-1])
+        return None
+    z = zstd_bundle(plain, os.path.join(work, "zst", os.path.basename(plain)))
+    rows = {}
+    for b in (plain, z):
+        out = os.path.join(work, "zst-tables" if b == z else "plain-tables")
+        shutil.rmtree(out, ignore_errors=True)
+        subprocess.run([gpumemrec, "export", "-f", "tables", b, "-o", out], check=True)
+        rows[b] = [gzip.open(os.path.join(out, t, os.path.basename(b) + ".jsonl.gz")).read()
+                   for t in ("events", "allocations", "bundles")]
+    check("tables of a compressed bundle", rows[z], rows[plain])
+    # A truncated and a corrupt .zst: one line naming the file, exit 2.
+    for cut, what in ((lambda b: b[:len(b) // 2], "truncated"), (lambda b: b[:64] + b"x" * 64 + b[128:], "corrupt")):
+        bad = zstd_bundle(plain, os.path.join(work, "zst-" + what, os.path.basename(plain)))
+        ev = os.path.join(bad, "events.json.zst")
+        data = open(ev, "rb").read()
+        with open(ev, "wb") as f:
+            f.write(cut(data))
+        p = subprocess.run([gpumemrec, "report", bad], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        err = p.stderr.decode()
+        check("report of a %s events.json.zst: exit 2, one line naming it" % what,
+              (p.returncode, err.count("\n"), "events.json.zst" in err), (2, 1, True))
+    return z
+
+
 def doc_blocks():
     text = open(DOC, encoding="utf-8").read()
     return dict(re.findall(r"```(?:sql|python) fleet:(\w+)\n(.*?)```", text, re.S))
@@ -172,20 +214,27 @@ def install_duckdb(work):
     return engine if npm_install(engine, PACKAGE, "@duckdb/node-api") else None
 
 
-def run_duckdb(engine, blocks, out, exp, by_rank, work):
+def run_duckdb(engine, blocks, out, exp, by_rank, work, zbundle):
     sub = lambda sql: sql.replace("'OUT/", "'" + out + "/")
     sql = "\n".join(l for l in sub(blocks["setup"]).splitlines() if not l.startswith("--"))
     setup = [s.strip() for s in sql.split(";\n") if s.strip()]
     names = ["first_failure", "same_site", "outlier", "outlier_vs_rank0", "roles", "failed_calls"]
+    queries = {n: sub(blocks[n]) for n in names}
+    if zbundle:  # DuckDB reads a compressed bundle file as it is
+        queries["zst_events"] = "SELECT count(*) AS n FROM read_json('%s/events.json.zst')" % zbundle
     qpath = os.path.join(work, "queries.json")
-    save(qpath, {"setup": setup, "queries": {n: sub(blocks[n]) for n in names}})
+    save(qpath, {"setup": setup, "queries": queries})
     p = subprocess.run(["node", os.path.join(HERE, "fleet_duckdb.mjs"), engine, qpath], stdout=subprocess.PIPE,
                        stderr=subprocess.STDOUT, timeout=300)
     if p.returncode != 0:
         failures.append("duckdb: " + p.stdout.decode()[-3000:])
         print("FAIL", failures[-1])
         return
-    check_duckdb(json.loads(p.stdout), exp, by_rank)
+    rows = json.loads(p.stdout)
+    check_duckdb(rows, exp, by_rank)
+    if zbundle:
+        check("duckdb: events.json.zst read directly", int(rows["zst_events"][0]["n"]),
+              load(os.path.join(by_rank[0], "manifest.json"))["event_count"])
 
 
 def with_pandas():
@@ -225,9 +274,10 @@ def main():
         failures.append("pandas")
     if pandas:
         check_pandas(blocks["pandas"], out, exp)
+    zbundle = check_compressed(args.gpumemrec, by_rank[0], work)
     engine = install_duckdb(work)
     if engine:
-        run_duckdb(engine, blocks, out, exp, by_rank, work)
+        run_duckdb(engine, blocks, out, exp, by_rank, work, zbundle)
     if failures:
         print("%d check(s) failed" % len(failures))
         return 1
