@@ -26,6 +26,9 @@ the fake CUDA driver, runs interleaved (order shuffled per repetition):
         write the same files (same sizes) to the same directory with plain
         write(2) calls of the writer's buffer size, an fsync per file and
         one of the directory, as the writer does; the writer's time over it.
+  * GPUMEMREC_COMPRESS=zstd in the same interleaved runs (--no-compress
+    leaves it out): its failing call, its writer time and its bundle's size
+    beside plain JSON's;
   * the live table: added CPU ns per cudaMalloc+cudaFree pair (stacks off)
     with 1k / 100k / 1M allocations live (`alloc_bench pairs --live`), and
     the table alone (`live_table_bench`).

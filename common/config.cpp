@@ -35,7 +35,7 @@ const std::vector<ConfigVar>& config_vars() {
       {"UNWINDER", "auto", "native stacks: auto = the system's libunwind.so.8, else the copy installed beside the library, else glibc's backtrace (about 10x slower per frame, with a warning); system or bundled = only that libunwind; glibc = glibc's backtrace"},
       {"EPISODE_MS", "2000", "an out-of-memory failure not retried successfully within this many ms of the episode's last failure is fatal"},
       {"RECOVERED", "count", "count = a failure the program recovers from gets no bundle (counted, listed in the next); keep = it keeps its bundle"},
-      {"COMPRESS", "none", "zstd = write events.json and allocations.json compressed, as events.json.zst and allocations.json.zst (libzstd.so.1, loaded at the dump; plain JSON when it is missing)"},
+      {"COMPRESS", "none", "zstd = write events.json, allocations.json and stacks.json compressed, as <name>.zst (libzstd.so.1, loaded at the dump; plain JSON when it is missing)"},
       {"MAX_DUMPS", "5", "keep at most this many bundles in DIR (oldest pruned); 0 = no limit"},
       {"MAX_TOTAL_MB", "256", "keep the bundles in DIR under this many MiB (oldest pruned); 0 = no limit"},
       {"LOG_LEVEL", "warn", "trace, debug, info, warn, error, critical or off (messages go to stderr)"},

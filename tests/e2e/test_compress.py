@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""GPUMEMREC_COMPRESS=zstd end to end: the shim writes events.json.zst and
-allocations.json.zst (and lists them in the manifest); decompressed, they
+"""GPUMEMREC_COMPRESS=zstd end to end: the shim writes events.json.zst,
+allocations.json.zst and stacks.json.zst (and lists them in the manifest); decompressed, they
 are the JSON a plain run writes; every gpumemrec command and the Python
 reader read the compressed bundle as they read the same bundle
 decompressed; a value other than none/zstd is a warning and plain files."""
@@ -13,7 +13,7 @@ import sys
 from gm_e2e import BUILD, TOOL, Bundle, check, main, program, run
 
 CHUNK = 16 << 20
-BIG = ["events.json", "allocations.json"]
+BIG = ["events.json", "allocations.json", "stacks.json"]
 
 
 def zstd_cat(path):

@@ -103,14 +103,14 @@ def export(gpumemrec, src, out, bad):
 
 
 def zstd_bundle(plain, where):
-    """The bundle with events.json and allocations.json compressed as the
+    """The bundle with events.json, allocations.json and stacks.json compressed as the
     shim writes them with GPUMEMREC_COMPRESS=zstd (the zstd command)."""
     shutil.rmtree(where, ignore_errors=True)
     shutil.copytree(plain, where)
-    for name in ("events.json", "allocations.json"):
+    for name in ("events.json", "allocations.json", "stacks.json"):
         subprocess.run(["zstd", "-q", "--rm", os.path.join(where, name)], check=True)
     m = load(os.path.join(where, "manifest.json"))
-    m["files"] = [f + ".zst" if f in ("events.json", "allocations.json") else f for f in m["files"]]
+    m["files"] = [f + ".zst" if f in ("events.json", "allocations.json", "stacks.json") else f for f in m["files"]]
     save(os.path.join(where, "manifest.json"), m)
     return where
 
