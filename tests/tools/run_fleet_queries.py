@@ -88,6 +88,28 @@ def make_bundles(work):
     return src, by_rank, bad
 
 
+def check_hostile(gpumemrec, good, work):
+    """A key of the wrong type, an entry that is not an object, nesting
+    deeper than the reader allows: one line naming the file, the entry and
+    the key; exit 2; nothing of the bundle left in the tables."""
+    cases = {"wrong type": ('[{"seq": 1}, {"seq": "two"}]', "event #1: key 'seq' is not a number"),
+             "not an object": ('[{"seq": 1}, 7]', "event #1 is not a JSON object"),
+             "too deep": ('[{"seq": 1, "x": %s1%s}]' % ("[" * 100, "]" * 100), "event #0 nests too deep")}
+    for what, (text, want) in cases.items():
+        b = os.path.join(work, "hostile", what.replace(" ", "_"), os.path.basename(good))
+        shutil.rmtree(os.path.dirname(b), ignore_errors=True)
+        shutil.copytree(good, b)
+        with open(os.path.join(b, "events.json"), "w") as f:
+            f.write(text)
+        out = os.path.join(work, "hostile-tables")
+        shutil.rmtree(out, ignore_errors=True)
+        p = subprocess.run([gpumemrec, "export", "-f", "tables", b, "-o", out], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE)
+        left = [n for t in os.listdir(out) for n in os.listdir(os.path.join(out, t))] if os.path.isdir(out) else []
+        check("export of events.json with %s: exit 2, the reason, nothing left" % what,
+              (p.returncode, want in p.stderr.decode(), left), (2, True, []))
+
+
 def export(gpumemrec, src, out, bad):
     shutil.rmtree(out, ignore_errors=True)
     p = subprocess.run([gpumemrec, "export", "--format", "tables", src, "-o", out],
@@ -264,6 +286,7 @@ def main():
     src, by_rank, bad = make_bundles(work)
     out = os.path.join(work, "tables")
     export(args.gpumemrec, src, out, bad)
+    check_hostile(args.gpumemrec, by_rank[1], work)
     blocks = doc_blocks()
     exp = expected(by_rank, out)
     try:
