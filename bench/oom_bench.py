@@ -26,6 +26,9 @@ the fake CUDA driver, runs interleaved (order shuffled per repetition):
         write the same files (same sizes) to the same directory with plain
         write(2) calls of the writer's buffer size, an fsync per file and
         one of the directory, as the writer does; the writer's time over it.
+  * GPUMEMREC_COMPRESS=zstd in the same interleaved runs (--no-compress
+    leaves it out): its failing call, its writer time and its bundle's size
+    beside plain JSON's;
   * the live table: added CPU ns per cudaMalloc+cudaFree pair (stacks off)
     with 1k / 100k / 1M allocations live (`alloc_bench pairs --live`), and
     the table alone (`live_table_bench`).
@@ -148,11 +151,14 @@ def run_dump_case(r, args, ring):
                      "GPUMEMREC_MAX_TOTAL_MB": "0"})
     jobs = [("base", Job(None, argv, base_env, False, "dump")),
             ("shim", Job(None, argv + ["--wait-dir", d, "--wait-s", str(args.wait_s)], shim_env, True, "dump"))]
+    if not args.no_compress:  # GPUMEMREC_COMPRESS=zstd beside plain JSON, same runs
+        z_env = dict(shim_env, GPUMEMREC_COMPRESS="zstd")
+        jobs.append(("zstd", Job(None, argv + ["--wait-dir", d, "--wait-s", str(args.wait_s)], z_env, True, "dump")))
     if args.old_shim:  # another build side by side (the freeze before a change)
         old_env = dict(shim_env)
         old_env["LD_PRELOAD"] = os.path.abspath(args.old_shim)
         jobs.append(("old", Job(None, argv + ["--wait-dir", d, "--wait-s", str(args.wait_s)], old_env, True, "dump")))
-    out = {"base": [], "shim": [], "old": [], "bundle": [], "floor": [], "copy_floor": []}
+    out = {"base": [], "shim": [], "old": [], "zstd": [], "bundle": [], "zbundle": [], "floor": [], "copy_floor": []}
     for rep in range(args.reps):
         order = list(jobs)
         random.Random(2000 + rep + ring).shuffle(order)
@@ -166,6 +172,9 @@ def run_dump_case(r, args, ring):
                 if b:
                     shutil.rmtree(b, ignore_errors=True)  # the floor's files take its place
                     out["floor"].append(write_floor(d, sizes))
+            if kind == "zstd":
+                b, sizes, count = bundle_files(d)
+                out["zbundle"].append((sizes, count) if b else None)
         out["copy_floor"].append(copy_floor_ms(ring * 64 + args.live * LIVE_ENTRY_BYTES))
         if args.verbose:
             sys.stderr.write("ring %d: rep %d/%d done\n" % (ring, rep + 1, args.reps))
@@ -223,6 +232,7 @@ def report_dump(w, ring, events, out, args):
     w("  during the dump (with shim):   peak rise %s%s   RSS left after %s   (runs: %s)"
       % (mib(med(rise)), "" if reset else " (VmHWM NOT reset: an upper bound)", mib(med(left)),
          ", ".join("%.1f" % (v / 1024.0) for v in rise)))
+    report_zstd(w, out, call, med(call(shim)), wr)
     bundles = [b for b in out["bundle"] if b]
     if not bundles:
         w("  bundle: none found")
@@ -234,6 +244,28 @@ def report_dump(w, ring, events, out, args):
     w("  bundle: %.1f MiB (%d bytes; MiB per file: %s)" % (total / 2**20, total, per))
     if ev and count:
         w("  events.json: %d events, %.1f bytes per event" % (count, ev / float(count)))
+
+
+def report_zstd(w, out, call, plain_call_ms, plain_writer_ms):
+    """GPUMEMREC_COMPRESS=zstd beside plain JSON: the failing call, the
+    writer, the bundle's size."""
+    z = [x for x in out["zstd"] if x]
+    if not z:
+        return
+    w("  GPUMEMREC_COMPRESS=zstd (same runs, interleaved):")
+    w("    failing cudaMalloc (freeze):  plain %s   zstd %s   (runs, ms: %s)"
+      % (ms(plain_call_ms), ms(med(call(z))), ", ".join("%.1f" % v for v in call(z))))
+    zw = [int(x["writer_ns"]) / 1e6 for x in z if int(x.get("writer_ns", -1)) >= 0]
+    w("    writer (failure -> bundle):   plain %s   zstd %s   (runs: %s)"
+      % ("%.0f ms" % med(plain_writer_ms) if plain_writer_ms else "n/a", "%.0f ms" % med(zw) if zw else "n/a",
+         ", ".join("%.0f" % v for v in zw)))
+    plain = [b for b in out["bundle"] if b]
+    zb = [b for b in out["zbundle"] if b]
+    if plain and zb:
+        ps, zs = plain[0][0], zb[0][0]
+        per = lambda name: "%s %.1f MiB -> %.1f MiB" % (name, ps.get(name, 0) / 2**20, zs.get(name + ".zst", 0) / 2**20)
+        w("    bundle: plain %.1f MiB   zstd %.1f MiB   (%s; %s)"
+          % (sum(ps.values()) / 2**20, sum(zs.values()) / 2**20, per("events.json"), per("allocations.json")))
 
 
 def report_floor(w, writer_ms, floor_ms):
@@ -306,6 +338,8 @@ def main():
     ap.add_argument("--shim", default=None, help="another libgpumemrec.so to measure (default: the build's)")
     ap.add_argument("--old-shim", default=None,
                     help="a second libgpumemrec.so whose failing call is measured side by side (dump rows)")
+    ap.add_argument("--no-compress", action="store_true",
+                    help="leave out the GPUMEMREC_COMPRESS=zstd runs (measured beside plain JSON by default)")
     ap.add_argument("--python", default=None)
     ap.add_argument("--verbose", "-v", action="store_true")
     args = ap.parse_args()

@@ -36,6 +36,8 @@ add_library(gpumemrec_bundle STATIC
   ${CMAKE_CURRENT_LIST_DIR}/bundle_read_environment.cpp
   ${CMAKE_CURRENT_LIST_DIR}/bundle_read_events.cpp
   ${CMAKE_CURRENT_LIST_DIR}/peak_json.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/json_records.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/block_stream.cpp
 )
 target_include_directories(gpumemrec_bundle PUBLIC ${CMAKE_CURRENT_LIST_DIR}/..)
 target_link_libraries(gpumemrec_bundle PUBLIC gpumemrec_model)

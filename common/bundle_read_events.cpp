@@ -15,6 +15,7 @@
 
 #include <rapidjson/reader.h>
 
+#include "common/block_stream.h"
 #include "common/bundle_read_json.h"
 #include "common/bundle_schema.h"
 
@@ -71,57 +72,6 @@ Field field_of(const char* s, size_t n) {
     if (memcmp(s, kFieldNames[*f], n) == 0) return *f;
   return F_NONE;
 }
-
-// events.json in blocks of kBlockBytes read with pread: bounded memory
-// whatever the file's size, no mapping (a file truncated under us is a
-// short read, not a SIGBUS). A rapidjson input stream (Peek/Take/Tell);
-// '\0' at the end, and at the first read error (then `failed` is set).
-class BlockStream {
- public:
-  using Ch = char;
-  static constexpr size_t kBlockBytes = size_t(1) << 20;
-  BlockStream(int fd, uint64_t start, uint64_t end) : fd_(fd), origin_(start), next_(start), end_(end) {
-    buf_.resize(kBlockBytes);
-    data_ = buf_.data();
-  }
-  __attribute__((always_inline)) char Peek() {
-    if (__builtin_expect(pos_ == len_, 0) && !refill()) return '\0';
-    return data_[pos_];
-  }
-  __attribute__((always_inline)) char Take() {
-    if (__builtin_expect(pos_ == len_, 0) && !refill()) return '\0';
-    return data_[pos_++];
-  }
-  size_t Tell() const { return static_cast<size_t>(next_ - len_ + pos_ - origin_); }
-  uint64_t offset() const { return next_ - len_ + pos_; }  // in the file
-  bool failed = false;
-  // Output functions rapidjson's concept requires; never called by Reader.
-  char* PutBegin() { return nullptr; }
-  void Put(char) {}
-  void Flush() {}
-  size_t PutEnd(char*) { return 0; }
-
- private:
-  __attribute__((noinline)) bool refill() {
-    if (next_ >= end_) return false;
-    size_t want = static_cast<size_t>(std::min<uint64_t>(kBlockBytes, end_ - next_));
-    ssize_t got = pread_full(fd_, buf_.data(), want, next_);
-    if (got <= 0) {
-      failed = got < 0;
-      end_ = next_;
-      return false;
-    }
-    pos_ = 0;
-    len_ = static_cast<size_t>(got);
-    next_ += len_;
-    return true;
-  }
-  int fd_;
-  uint64_t origin_, next_, end_;
-  std::vector<char> buf_;
-  char* data_ = nullptr;
-  size_t pos_ = 0, len_ = 0;
-};
 
 struct EventHandler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, EventHandler> {
   StringTable* strings;
@@ -250,7 +200,7 @@ struct EventHandler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, EventHandl
       out->push_back(cur);
       depth = 1;
       if ((out->size() & 0xFFFF) == 0 && opts && opts->progress)
-        opts->progress(file::kEvents, static_cast<double>(stream->Tell()) / total_len);
+        opts->progress(file::kEvents, std::min(1.0, static_cast<double>(stream->Tell()) / total_len));  // compressed: Tell() is past the size
       return true;
     }
     --depth;
@@ -270,13 +220,6 @@ struct EventHandler : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, EventHandl
   }
 };
 
-struct Fd {
-  int fd = -1;
-  ~Fd() {
-    if (fd >= 0) close(fd);
-  }
-};
-
 constexpr unsigned kParseFlags = rapidjson::kParseIterativeFlag;
 
 // Events to reserve for `bytes` of events.json (about 350 bytes per event
@@ -290,7 +233,7 @@ bool read_events_sequential(const std::string& path, int fd, size_t len, const R
                             ReadError* err) {
   b->events.clear();
   b->events.reserve(event_guess(len));  // generous: unused capacity is never touched
-  BlockStream ss(fd, 0, len);
+  BlockStream ss(fd, 0, len, is_zstd_path(path));
   EventHandler h;
   h.strings = &b->strings;
   h.out = &b->events;
@@ -300,7 +243,7 @@ bool read_events_sequential(const std::string& path, int fd, size_t len, const R
   rapidjson::Reader reader;
   rapidjson::ParseResult r = reader.Parse<kParseFlags>(ss, h);
   if (ss.failed) {
-    *err = {path, std::string("read error: ") + strerror(errno)};
+    *err = {path, stream_error(ss.zstd_error, errno)};
     return false;
   }
   if (!r) {
@@ -440,7 +383,8 @@ bool read_events(const std::string& path, const ReadOptions& opts, Bundle* b, Re
   Fd f;
   size_t len = 0;
   if (!open_regular(path, kMaxEventsFileBytes, &f.fd, &len, err)) return false;
-  if (opts.threads != 1 && len > (16 << 20) && std::thread::hardware_concurrency() > 1) {
+  // A compressed file is read from its start only (no cut in the middle).
+  if (opts.threads != 1 && len > (16 << 20) && !is_zstd_path(path) && std::thread::hardware_concurrency() > 1) {
     if (read_events_parallel(f.fd, len, opts, b)) return true;
     b->events.clear();
     b->strings = StringTable();

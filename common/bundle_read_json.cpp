@@ -9,11 +9,25 @@
 
 #include <rapidjson/error/en.h>
 
+#include "common/block_stream.h"
+#include "common/zstd_dl.h"
+
 namespace gpumemrec::model::read {
 
 std::string join_path(const std::string& dir, const char* name) {
   if (!dir.empty() && dir.back() == '/') return dir + name;
   return dir + "/" + name;
+}
+
+std::string bundle_file(const std::string& dir, const char* name) {
+  std::string p = join_path(dir, name);
+  if (file_exists(p)) return p;
+  std::string z = p + zstd::kSuffix;
+  return file_exists(z) ? z : p;
+}
+
+std::string stream_error(const std::string& zstd_error, int err) {
+  return zstd_error.empty() ? std::string("read error: ") + strerror(err) : zstd_error;
 }
 
 bool file_exists(const std::string& p) {
@@ -69,11 +83,41 @@ ssize_t pread_full(int fd, char* buf, size_t want, uint64_t offset) {
 
 namespace {
 
+// A compressed (small) file, decompressed whole, NUL-terminated; at most
+// kMaxDomFileBytes once decompressed.
+bool read_zstd_file(const std::string& path, int fd, size_t size, std::vector<char>* buf, ReadError* err) {
+  BlockStream in(fd, 0, size, true);
+  buf->clear();
+  const char* data = nullptr;
+  while (size_t n = in.next_block(&data)) {
+    if (buf->size() + n > kMaxDomFileBytes) {
+      *err = {path, "too large once decompressed (this gpumemrec reads at most " + std::to_string(kMaxDomFileBytes) +
+                        " bytes)"};
+      return false;
+    }
+    buf->insert(buf->end(), data, data + n);
+  }
+  if (in.failed) {
+    *err = {path, stream_error(in.zstd_error, errno)};
+    return false;
+  }
+  if (buf->empty()) {
+    *err = {path, "empty file (truncated?)"};
+    return false;
+  }
+  buf->push_back('\0');
+  return true;
+}
+
 // The whole (small) file, NUL-terminated, for an in-situ DOM parse.
 bool read_file(const std::string& path, std::vector<char>* buf, ReadError* err) {
   int fd = -1;
   size_t size = 0;
   if (!open_regular(path, kMaxDomFileBytes, &fd, &size, err)) return false;
+  if (is_zstd_path(path)) {
+    Fd closer{fd};
+    return read_zstd_file(path, fd, size, buf, err);
+  }
   buf->resize(size + 1);
   ssize_t n = pread_full(fd, buf->data(), size, 0);  // a file that grows meanwhile is cut at its size at open
   int e = errno;

@@ -54,6 +54,8 @@ constexpr int64_t kMaxDeviceId = 4095;
 
 
 std::string join_path(const std::string& dir, const char* name);
+// dir/name, or dir/name.zst when only that one is there (GPUMEMREC_COMPRESS).
+std::string bundle_file(const std::string& dir, const char* name);
 bool file_exists(const std::string& p);
 // Opens `path` if it is a regular file of at most `max_bytes` (symlinks are
 // followed, then judged by what they point at). O_NONBLOCK: opening a FIFO
@@ -62,6 +64,9 @@ bool open_regular(const std::string& path, uint64_t max_bytes, int* fd_out, size
 // Reads up to `want` bytes at `offset`; fewer only at end of file.
 ssize_t pread_full(int fd, char* buf, size_t want, uint64_t offset);
 std::string json_error(rapidjson::ParseErrorCode code, size_t offset, size_t len);
+// The error of a stream that stopped (BlockStream's `failed`): its zstd
+// error, else errno's.
+std::string stream_error(const std::string& zstd_error, int err);
 // The whole (small) file parsed in situ into *doc (which points into *buf).
 bool parse_dom(const std::string& path, std::vector<char>* buf, rapidjson::Document* doc, ReadError* err);
 bool expect_object(const std::string& path, const rapidjson::Document& d, ReadError* err);

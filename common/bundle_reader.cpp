@@ -55,12 +55,12 @@ bool read_bundle(const std::string& dir, const ReadOptions& opts, Bundle* out, R
     if (file_exists(p) && !read::read_environment(p, &out->environment, err)) return false;
   }
   if (opts.stacks) {
-    if (!read::read_stacks(join_path(dir, file::kStacks), out, err)) return false;
+    if (!read::read_stacks(read::bundle_file(dir, file::kStacks), out, err)) return false;
     out->stack_index.clear();
     for (size_t i = 0; i < out->stacks.size(); ++i) out->stack_index[out->stacks[i].stack_id] = i;
   }
-  if (opts.allocations && !read::read_allocations(join_path(dir, file::kAllocations), out, err)) return false;
-  if (opts.events && !read::read_events(join_path(dir, file::kEvents), opts, out, err)) return false;
+  if (opts.allocations && !read::read_allocations(read::bundle_file(dir, file::kAllocations), out, err)) return false;
+  if (opts.events && !read::read_events(read::bundle_file(dir, file::kEvents), opts, out, err)) return false;
   return true;
 }
 

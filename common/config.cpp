@@ -35,6 +35,7 @@ const std::vector<ConfigVar>& config_vars() {
       {"UNWINDER", "auto", "native stacks: auto = the system's libunwind.so.8, else the copy installed beside the library, else glibc's backtrace (about 10x slower per frame, with a warning); system or bundled = only that libunwind; glibc = glibc's backtrace"},
       {"EPISODE_MS", "2000", "an out-of-memory failure not retried successfully within this many ms of the episode's last failure is fatal"},
       {"RECOVERED", "count", "count = a failure the program recovers from gets no bundle (counted, listed in the next); keep = it keeps its bundle"},
+      {"COMPRESS", "none", "zstd = write events.json, allocations.json and stacks.json compressed, as <name>.zst (libzstd.so.1, loaded at the dump; plain JSON when it is missing)"},
       {"MAX_DUMPS", "5", "keep at most this many bundles in DIR (oldest pruned); 0 = no limit"},
       {"MAX_TOTAL_MB", "256", "keep the bundles in DIR under this many MiB (oldest pruned); 0 = no limit"},
       {"LOG_LEVEL", "warn", "trace, debug, info, warn, error, critical or off (messages go to stderr)"},
@@ -236,6 +237,11 @@ Config parse_config(const EnvGetter& get, std::vector<std::string>* warnings) {
     const std::string m = lower(trim(v));
     if (m == "keep" || m == "count") c.keep_recovered = m == "keep";
     else warn("RECOVERED", v, "not one of count, keep", "count");
+  }
+  if (const char* v = value("COMPRESS")) {
+    const std::string m = lower(trim(v));
+    if (m == "zstd" || m == "none") c.compress_zstd = m == "zstd";
+    else warn("COMPRESS", v, "not one of none, zstd", "none");
   }
   uint_var("MAX_DUMPS", 0, 1000000, &c.max_dumps, "5");
   uint_var("MAX_TOTAL_MB", 0, uint64_t(1) << 40, &c.max_total_mb, "256");

@@ -53,6 +53,10 @@ struct Config {
   // (common/site_rules.h), added to the built-in table.
   std::vector<std::string> site_skip;
   uint64_t exit_wait_s = 60;              // GPUMEMREC_EXIT_WAIT_S (0 = do not wait)
+  // GPUMEMREC_COMPRESS=zstd: events.json, allocations.json and stacks.json
+  // are written as <name>.zst (libzstd.so.1 loaded at the
+  // dump; plain JSON with a warning when it cannot be).
+  bool compress_zstd = false;             // GPUMEMREC_COMPRESS (none, zstd)
 };
 
 // One entry per variable: the table the README documents.

@@ -18,26 +18,11 @@ import shutil
 import subprocess
 import sys
 
+from npm_package import npm_install
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 SKIP = 77
 PACKAGE = "@paulirish/trace_engine@0.0.65"  # pinned: the package says its API is not stable
-
-
-def install(engine_dir):
-    marker = os.path.join(engine_dir, "node_modules", "@paulirish", "trace_engine", "package.json")
-    if os.path.exists(marker):
-        return True
-    os.makedirs(engine_dir, exist_ok=True)
-    try:
-        p = subprocess.run(["npm", "install", "--prefix", engine_dir, "--no-audit", "--no-fund", "--ignore-scripts",
-                            "--no-save", PACKAGE], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=300)
-    except subprocess.TimeoutExpired:
-        print("SKIP: npm install %s timed out (registry unreachable?)" % PACKAGE)
-        return False
-    if p.returncode != 0 or not os.path.exists(marker):
-        print("SKIP: npm could not install %s (registry unreachable?):\n%s" % (PACKAGE, p.stdout.decode()[-2000:]))
-        return False
-    return True
 
 
 def main():
@@ -52,7 +37,7 @@ def main():
             return SKIP
     work = os.path.abspath(args.work)
     engine_dir = os.path.join(work, "trace_engine")
-    if not install(engine_dir):
+    if not npm_install(engine_dir, PACKAGE, "@paulirish/trace_engine"):
         return SKIP
     bundles = [os.path.abspath(b) for b in args.bundles]
     if not bundles:

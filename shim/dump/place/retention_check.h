@@ -14,6 +14,10 @@ namespace gpumemrec {
 
 // The figures per file are the schema's (common/bundle_schema.h, "What a
 // bundle takes on disk").
+// With GPUMEMREC_COMPRESS=zstd a bundle is taken to be this many times
+// smaller (retention_check.cpp says why).
+constexpr uint64_t kZstdAssumedRatio = 8;
+
 struct BundleEstimate {
   uint64_t events_json = 0;
   uint64_t pickle = 0;  // 0 when the ring is too big for snapshot.pickle

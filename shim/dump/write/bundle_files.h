@@ -2,6 +2,7 @@
 // planted symlink), owner-only (0600), streamed through the dump's buffer,
 // fsync'ed; and one writer function per file.
 #pragma once
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include "shim/dump/capture/dump_snapshot.h"
 #include "shim/dump/write/bundle_input.h"
 #include "shim/dump/write/json_out.h"
+#include "shim/dump/write/zstd_out.h"
 
 namespace gpumemrec {
 
@@ -22,11 +24,16 @@ struct BundleFiles {
   // Writing a file again (the verdict): each file goes to "<name>.new",
   // renamed over <name> by finish(); `names` is left as it is.
   bool rewrite = false;
+  // GPUMEMREC_COMPRESS=zstd: the large files (OutFile's `compressible`) are
+  // written as <name>.zst.
+  bool compress = false;
 };
 
 class OutFile {
  public:
-  OutFile(BundleFiles& files, const char* name);
+  // `compressible`: written as <name>.zst when files.compress and zstd can
+  // be used (zstd_out.h), else as <name> with a warning.
+  OutFile(BundleFiles& files, const char* name, bool compressible = false);
   ~OutFile();
   OutFile(const OutFile&) = delete;
   OutFile& operator=(const OutFile&) = delete;
@@ -36,7 +43,8 @@ class OutFile {
   bool finish(std::string* error);
 
  private:
-  const char* name_;
+  std::unique_ptr<ZstdOut> zstd_;  // before name_: it decides the name
+  std::string name_;
   BundleFiles& files_;
   int fd_;
   int open_errno_ = 0;

@@ -10,6 +10,7 @@
 #include "shim/dump/write/dump_model.h"
 #include "shim/dump/write/snapshot_pickle.h"
 #include "shim/dump/query/symbolizer.h"
+#include "shim/record/recorder.h"
 
 namespace gpumemrec {
 
@@ -73,6 +74,7 @@ bool write_bundle(int dirfd, const BundleInput& in, const FrozenState& frozen, S
   BundleFiles files;
   files.dirfd = dirfd;
   files.buf = buf;
+  files.compress = in.recorder->cfg.compress_zstd;
   const BundleContent c{in, build->model, snap.events, build->symbolizer};
   using Writer = bool (*)(BundleFiles&, const BundleContent&, std::string*);
   static const Writer kFiles[] = {write_events_json,      write_allocations_json, write_stacks_json,

@@ -18,6 +18,7 @@
 #include "shim/base/dump_memory.h"
 #include "shim/base/dump_progress.h"
 #include "shim/base/fd_io.h"
+#include "shim/dump/write/zstd_out.h"
 
 namespace gpumemrec {
 
@@ -44,9 +45,13 @@ class FdOut {
   }
   void write(const char* s) { write(s, std::strlen(s)); }
 
+  // GPUMEMREC_COMPRESS: every drained block goes through `z` (zstd_out.h).
+  void compress_with(ZstdOut* z) { z_ = z; }
+
   // Drains the buffer; true if every byte reached the file.
   bool finish() {
     drain();
+    if (z_ && error_ == 0) error_ = z_->end();
     return error_ == 0;
   }
   int error() const { return error_; }
@@ -55,7 +60,7 @@ class FdOut {
  private:
   void drain() {
     if (error_ == 0 && len_ > 0) {
-      error_ = fd_write_all(fd_, buf_, len_);
+      error_ = z_ ? z_->write(buf_, len_) : fd_write_all(fd_, buf_, len_);
       if (error_ == 0) total_ += len_;
       dump_progress_step();  // the exit wait follows the writer (dump_progress.h)
     }
@@ -66,8 +71,9 @@ class FdOut {
   char* buf_;
   size_t cap_;
   size_t len_ = 0;
-  uint64_t total_ = 0;
+  uint64_t total_ = 0;  // before compression
   int error_ = 0;
+  ZstdOut* z_ = nullptr;
 };
 
 // The writer's nesting stack: malloc, or the dump path's emergency arena when

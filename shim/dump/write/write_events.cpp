@@ -30,7 +30,7 @@ void make_event_json_context(const BundleInput& in, EventJsonContext* ctx) {
 }  // namespace
 
 bool write_events_json(BundleFiles& files, const BundleContent& c, std::string* error) {
-  OutFile file(files, file::kEvents);
+  OutFile file(files, file::kEvents, true);
   if (file.ok()) {
     EventJsonContext ctx;
     make_event_json_context(c.in, &ctx);
@@ -47,7 +47,7 @@ bool write_events_json(BundleFiles& files, const BundleContent& c, std::string* 
 }
 
 bool write_allocations_json(BundleFiles& files, const BundleContent& c, std::string* error) {
-  OutFile file(files, file::kAllocations);
+  OutFile file(files, file::kAllocations, true);
   if (file.ok()) {
     FdOut& out = file.out();
     char buf[kMaxLiveJson];

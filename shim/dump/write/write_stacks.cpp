@@ -19,7 +19,7 @@ void write_frame(JsonWriter& w, const model::Frame& fr) {
 }  // namespace
 
 bool write_stacks_json(BundleFiles& files, const BundleContent& c, std::string* error) {
-  OutFile file(files, file::kStacks);
+  OutFile file(files, file::kStacks, true);
   if (file.ok()) {
     JsonWriter w(file.out());
     w.StartArray();

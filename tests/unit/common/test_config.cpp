@@ -148,6 +148,18 @@ TEST(Config, FormatBytes) {
   EXPECT_EQ(format_bytes(3ull << 30), "3.00 GiB");
 }
 
+TEST(Config, Compress) {
+  std::vector<std::string> w;
+  EXPECT_FALSE(parse({}, &w).compress_zstd);
+  EXPECT_TRUE(parse({{"GPUMEMREC_COMPRESS", " ZSTD "}}, &w).compress_zstd);
+  EXPECT_FALSE(parse({{"GPUMEMREC_COMPRESS", "none"}}, &w).compress_zstd);
+  EXPECT_TRUE(w.empty());
+  EXPECT_FALSE(parse({{"GPUMEMREC_COMPRESS", "gzip"}}, &w).compress_zstd);
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_NE(w[0].find("GPUMEMREC_COMPRESS"), std::string::npos);
+  EXPECT_NE(w[0].find("none"), std::string::npos);
+}
+
 TEST(Config, Unwinder) {
   std::vector<std::string> w;
   EXPECT_EQ(parse({}, &w).unwinder, Unwinder::kAuto);

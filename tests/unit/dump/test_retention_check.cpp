@@ -60,6 +60,19 @@ TEST(RetentionCheck, MillionEventRingAgainstTheDefaultCap) {
   EXPECT_NE(retention_warning(config(ring * 2, 256)), "");
 }
 
+// GPUMEMREC_COMPRESS=zstd: the warning names it, and with it set a 1M ring
+// fits the default cap (8x assumed); a ring too big even so still warns.
+TEST(RetentionCheck, CompressedBundles) {
+  Config c = config(1048576, 256);
+  EXPECT_NE(retention_warning(c).find("or GPUMEMREC_COMPRESS=zstd"), std::string::npos);
+  c.compress_zstd = true;
+  EXPECT_EQ(retention_warning(c), "");
+  c.ring_events = uint64_t(1) << 25;
+  const std::string w = retention_warning(c);
+  EXPECT_EQ(w.find("GPUMEMREC_RING_EVENTS=33554432 makes bundles of about "), 0u) << w;
+  EXPECT_EQ(w.find("GPUMEMREC_COMPRESS"), std::string::npos) << w;
+}
+
 // A ring with snapshot.pickle counts it; the message says so.
 TEST(RetentionCheck, PickleCountedUpToItsLimit) {
   const BundleEstimate with = estimate_bundle(kSnapshotMaxEvents);
