@@ -53,6 +53,9 @@ void fragmentation(const AdviceInput& in, std::vector<Advice>* out) {
   if (!(d->largest_free_block < d->request_bytes && d->request_bytes <= cached)) return;
   const FrameworkExtras* x = in.framework.extras;
   if (x && x->expandable_segments && *x->expandable_segments) return;  // already on
+  // cudaMallocAsync's pools are the driver's: the native allocator's
+  // expandable segments do not apply to them (c10/cuda/CUDAAllocatorConfig).
+  if (x && x->allocator_backend == "cudaMallocAsync") return;
   out->push_back({"expandable_segments", int32_t(d->device),
                   "asked " + format_bytes(d->request_bytes) + "; PyTorch holds " + format_bytes(cached) +
                       " reserved but unallocated, its largest free block is " + format_bytes(d->largest_free_block),

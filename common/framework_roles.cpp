@@ -152,6 +152,7 @@ FrameworkExtras parse_framework_extras(const char* json, size_t len) {
   else if (v && !v->IsNull() && out.problem.empty()) out.problem = "memory_fraction is not a positive number";
   if ((v = member(d, "expandable_segments")) && v->IsBool()) out.expandable_segments = v->GetBool();
   if ((v = member(d, "at")) && v->IsString()) out.at = clipped(*v);
+  if ((v = member(d, "allocator_backend")) && v->IsString()) out.allocator_backend = clipped(*v);
   read_optional_size(d, "torch_peak_allocated", &out.torch_peak_allocated, &out.problem);
   read_optional_size(d, "torch_peak_reserved", &out.torch_peak_reserved, &out.problem);
   return out;

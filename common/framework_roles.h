@@ -52,6 +52,7 @@ struct FrameworkExtras {
   std::string problem;  // what could not be read, "" when all was well
   std::optional<double> memory_fraction;
   std::optional<bool> expandable_segments;
+  std::string allocator_backend;  // "native", "cudaMallocAsync"; "" = not said
   std::string at;  // "exit" for an exit digest, else ""
   std::optional<uint64_t> torch_peak_allocated, torch_peak_reserved;
 };

@@ -88,6 +88,11 @@ TEST(Advice, ExpandableSegmentsAtItsEdges) {
   EXPECT_EQ(advise(Bundle(), in).size(), 1u);
   x.expandable_segments = true;  // already on
   EXPECT_TRUE(advise(Bundle(), in).empty());
+  x.expandable_segments = false;
+  x.allocator_backend = "cudaMallocAsync";  // the knob is the native allocator's
+  EXPECT_TRUE(advise(Bundle(), in).empty());
+  x.allocator_backend = "native";
+  EXPECT_EQ(advise(Bundle(), in).size(), 1u);
   d.framework = "jax";
   x.expandable_segments.reset();
   EXPECT_TRUE(advise(Bundle(), in).empty());

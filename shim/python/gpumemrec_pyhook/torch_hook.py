@@ -99,6 +99,7 @@ def full_digest(torch, snapshot, device, alloc, device_total, device_free, at):
     digest["roles"] = roles.walk(torch, snapshot, int(device))
     digest["memory_fraction"] = bridge.guarded(torch_settings.memory_fraction, torch, int(device))
     digest["expandable_segments"] = bool(bridge.guarded(torch_settings.expandable_segments))
+    digest["allocator_backend"] = bridge.guarded(torch_settings.allocator_backend, torch)
     return digest
 
 

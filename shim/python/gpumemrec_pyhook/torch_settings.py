@@ -1,4 +1,6 @@
-"""Two allocator settings for framework.json, read without side effects.
+"""Three allocator settings for framework.json, read without side effects.
+
+- allocator_backend: see allocator_backend() below.
 
 - memory_fraction: torch.cuda.get_per_process_memory_fraction(device)
   (torch/cuda/memory.py: _lazy_init(), a no-op once CUDA is up, then
@@ -24,6 +26,18 @@ def memory_fraction(torch, device):
         return None
     value = float(get(device))
     return value if 0.0 <= value < 1.0 else None
+
+
+def allocator_backend(torch):
+    """torch.cuda.get_allocator_backend() (torch/cuda/memory.py, PyTorch 2.0
+    and later: "native" or "cudaMallocAsync", as PYTORCH_CUDA_ALLOC_CONF's
+    `backend` chose at start-up; no side effect once CUDA is up); None when
+    the function is absent or answers something else than a short string."""
+    get = getattr(torch.cuda, "get_allocator_backend", None)
+    if get is None:
+        return None
+    value = get()
+    return value if isinstance(value, str) and 0 < len(value) <= 64 else None
 
 
 def expandable_segments(environ=None):

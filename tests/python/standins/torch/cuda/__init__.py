@@ -78,6 +78,14 @@ def get_per_process_memory_fraction(device=None):
     return 1.0 if f is None else f
 
 
+def get_allocator_backend():
+    """torch/cuda/memory.py -> torch._C._cuda_getAllocatorBackend: the
+    backend PYTORCH_CUDA_ALLOC_CONF's `backend:` chose ("native" unless
+    "cudaMallocAsync"; c10/cuda/CUDAAllocatorConfig.cpp parseAllocatorConfig)."""
+    conf = os.environ.get("PYTORCH_CUDA_ALLOC_CONF", "").replace(" ", "")
+    return "cudaMallocAsync" if "backend:cudaMallocAsync" in conf else "native"
+
+
 def current_device():
     return 0
 
