@@ -1,5 +1,5 @@
 /* The glibc floor (floor.h) for dlsym and dlclose: only in the command-line
-   programs. libgpumemrec.so defines both itself (hooks/dlsym_hook.cpp,
+   programs and the fake GPU libraries. libgpumemrec.so defines both itself (hooks/dlsym_hook.cpp,
    hooks/dlclose_hook.cpp) and finds glibc's with dlvsym. */
 #include "floor.h"
 
