@@ -8,7 +8,8 @@ preloaded library starts, and a fake-GPU Python program run through
 
   old_system_test.py --build BUILD --wheel-dir DIR [--suite bullseye]
 
-The root is BUILD/compat/<suite> (kept: later runs reuse it). Commands run
+The root is BUILD/compat/<suite> (scripts/old-root.sh; kept: later runs
+and the build's bundled libraries use it). Commands run
 inside it with unshare(1) (own mount and PID namespaces, its own /proc).
 Exit 0 pass, 1 fail, 77 skip: only when Debian's archive cannot be reached
 (or mmdebstrap is not installed: scripts/install-deps.sh installs it).
@@ -43,26 +44,21 @@ def check(cond, msg):
 
 
 def make_root(build, suite):
-    root = os.path.join(build, "compat", suite)
-    if os.path.exists(os.path.join(root, ".gpumemrec-root-complete")):
-        return root
-    mmdebstrap = shutil.which("mmdebstrap")
-    if not mmdebstrap:
-        raise Skip("mmdebstrap is not installed (scripts/install-deps.sh installs it)")
-    shutil.rmtree(root, ignore_errors=True)
-    os.makedirs(os.path.dirname(root), exist_ok=True)
-    cmd = [mmdebstrap, "--variant=apt", "--include=python3,python3-venv", suite, root]
-    if os.geteuid() != 0:
-        cmd.insert(1, "--mode=unshare")
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=600)
-    log = p.stdout.decode("utf-8", "replace")
-    if p.returncode != 0:
-        shutil.rmtree(root, ignore_errors=True)
-        if OFFLINE.search(log):
-            raise Skip("Debian's archive cannot be reached, no %s root: %s" % (suite, OFFLINE.search(log).group(0)))
-        raise Fail("mmdebstrap %s failed:\n%s" % (suite, log[-2000:]))
-    open(os.path.join(root, ".gpumemrec-root-complete"), "w").close()
-    return root
+    """BUILD/compat/<suite>, made once by scripts/old-root.sh (which the build's
+    bundled libraries may have come from already)."""
+    p = subprocess.run([os.path.join(HERE, "..", "..", "scripts", "old-root.sh"), build, suite],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=900)
+    out, err = p.stdout.decode().strip(), p.stderr.decode("utf-8", "replace")
+    if p.returncode == 0:
+        return out
+    log = err
+    if os.path.exists(os.path.join(build, "compat", suite + ".log")):
+        log += open(os.path.join(build, "compat", suite + ".log"), errors="replace").read()
+    if "mmdebstrap is not installed" in err:
+        raise Skip(err.strip())
+    if OFFLINE.search(log):
+        raise Skip("Debian's archive cannot be reached, no %s root: %s" % (suite, OFFLINE.search(log).group(0)))
+    raise Fail("scripts/old-root.sh %s failed: %s" % (suite, log[-2000:]))
 
 
 def inside(root, script, env):
