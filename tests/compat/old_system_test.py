@@ -43,10 +43,10 @@ def check(cond, msg):
         raise Fail(msg)
 
 
-def make_root(build, suite):
+def make_root(build, suite, packages=None):
     """BUILD/compat/<suite>, made once by scripts/old-root.sh (which the build's
     bundled libraries may have come from already)."""
-    p = subprocess.run([os.path.join(HERE, "..", "..", "scripts", "old-root.sh"), build, suite],
+    p = subprocess.run([os.path.join(HERE, "..", "..", "scripts", "old-root.sh"), build, suite] + ([packages] if packages else []),
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=900)
     out, err = p.stdout.decode().strip(), p.stderr.decode("utf-8", "replace")
     if p.returncode == 0:
