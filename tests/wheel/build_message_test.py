@@ -4,10 +4,10 @@ wheel.offline_message): one line saying what is missing, not a traceback.
 
   build_message_test.py --source SRC --work WORK
 
-Two venvs of Debian's python3 without the system packages, as a pyenv or
-conda Python is: one as made (pip and setuptools from ensurepip, no
-`wheel`: setuptools 66 needs it), one with setuptools removed too (Python
-3.12+ venvs have none). In each, `pip wheel SRC --no-build-isolation` must
+A venv of Debian's python3 without the system packages, as a pyenv or
+conda Python is: as made (pip and setuptools from ensurepip, no `wheel`:
+setuptools 66 needs it), then with setuptools removed too (Python 3.12+
+venvs have none). In each, `pip wheel SRC --no-build-isolation` must
 fail before CMake runs, with packaging/gpumemrec_build.py's line.
 Exit 0 pass, 1 fail, 77 skip (no python3-venv).
 """
@@ -37,14 +37,15 @@ def main():
     src = os.path.join(a.work, "src")
     copy_python_parts(a.source, src)
     failures = []
+    venv = os.path.join(a.work, "venv")
+    shutil.rmtree(venv, ignore_errors=True)
+    rc, out = run(["/usr/bin/python3", "-m", "venv", venv])
+    if rc != 0:
+        print("SKIP: Debian's python3 cannot make a venv (apt install python3-venv): %s" % out.strip()[-300:])
+        return SKIP
+    py = os.path.join(venv, "bin", "python")
+    # One venv: first as made, then with setuptools removed.
     for label, remove in (("no-wheel", []), ("no-setuptools", ["setuptools"])):
-        venv = os.path.join(a.work, "venv-" + label)
-        shutil.rmtree(venv, ignore_errors=True)
-        rc, out = run(["/usr/bin/python3", "-m", "venv", venv])
-        if rc != 0:
-            print("SKIP: Debian's python3 cannot make a venv (apt install python3-venv): %s" % out.strip()[-300:])
-            return SKIP
-        py = os.path.join(venv, "bin", "python")
         if remove:
             rc, out = run([py, "-m", "pip", "uninstall", "-y", "-q"] + remove)
             if rc != 0:
