@@ -26,6 +26,7 @@ FLOOR_FORWARD(int, sem_init, "GLIBC_2.2.5", (void* s, int p, unsigned v), (s, p,
 FLOOR_FORWARD(int, sem_post, "GLIBC_2.2.5", (void* s), (s))
 FLOOR_FORWARD(int, sem_wait, "GLIBC_2.2.5", (void* s), (s))
 FLOOR_FORWARD(int, sem_trywait, "GLIBC_2.2.5", (void* s), (s))
+FLOOR_FORWARD(int, sem_destroy, "GLIBC_2.2.5", (void* s), (s))
 FLOOR_FORWARD(int, sem_timedwait, "GLIBC_2.2.5", (void* s, const void* t), (s, t))
 FLOOR_FORWARD(void*, dlopen, "GLIBC_2.2.5", (const char* f, int m), (f, m))
 FLOOR_FORWARD(void*, dlvsym, "GLIBC_2.2.5", (void* h, const char* s, const char* v), (h, s, v))

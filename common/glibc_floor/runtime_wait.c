@@ -7,6 +7,7 @@
 #include "floor.h"
 
 int sem_timedwait(void* sem, const struct timespec* abstime); /* forward_libc.c */
+int sem_trywait(void* sem);
 
 static int64_t floor_now_ns(clockid_t clock) {
   struct timespec ts;
@@ -27,8 +28,9 @@ FLOOR_HIDDEN int sem_clockwait(void* sem, clockid_t clock, const struct timespec
   int64_t deadline = (int64_t)abstime->tv_sec * 1000000000 + abstime->tv_nsec;
   for (;;) {
     int64_t left = deadline - floor_now_ns(clock);
-    if (left <= 0) {
-      errno = ETIMEDOUT;
+    if (left <= 0) {  /* a semaphore that can be taken is taken, deadline or not */
+      if (sem_trywait(sem) == 0) return 0;
+      if (errno == EAGAIN) errno = ETIMEDOUT;
       return -1;
     }
     int64_t rt = floor_now_ns(CLOCK_REALTIME) + (left < 200000000 ? left : 200000000);
