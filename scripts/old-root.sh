@@ -8,8 +8,8 @@
 #     -DGPUMEMREC_BUNDLE_LIBDIR=<root>/usr/lib/x86_64-linux-gnu;
 #   - compat.debian11 (tests/compat/old_system_test.py): the wheel installed
 #     and run there (python3, python3-venv);
-#   - compat.python3.14 (tests/compat/python_root_test.py): Debian testing's
-#     python3.14 with its headers and gcc (PACKAGES given).
+#   - compat.python_testing (tests/compat/python_root_test.py): Debian testing's
+#     python3.14 and python3.15 with their headers and gcc (PACKAGES given).
 # Usage: scripts/old-root.sh BUILD_DIR [SUITE [PACKAGES]]
 #   SUITE: bullseye (default), or e.g. testing; PACKAGES: comma-separated,
 #   default python3,python3-venv,libunwind8,liblzma5.
@@ -20,7 +20,8 @@ build=$1
 suite=${2:-bullseye}
 packages=${3:-python3,python3-venv,libunwind8,liblzma5}
 root=$build/compat/$suite
-if [ -e "$root/.gpumemrec-root-complete" ]; then
+# The marker holds the package list: a root made with other packages is made again.
+if [ "$(cat "$root/.gpumemrec-root-complete" 2>/dev/null)" = "$packages" ]; then
   echo "$root"
   exit 0
 fi
@@ -36,5 +37,5 @@ if ! mmdebstrap "${mode[@]}" --variant=apt --aptopt='Acquire::Check-Valid-Until 
   echo "old-root: mmdebstrap $suite failed (log: $root.log): $(grep -E '^E:' "$root.log" | head -1)" >&2
   exit 1
 fi
-touch "$root/.gpumemrec-root-complete"
+echo "$packages" > "$root/.gpumemrec-root-complete"
 echo "$root"

@@ -110,6 +110,14 @@ constexpr Layout kLayouts[] = {
      0, 8, 56, 74,
      112, 128, 68, 136, -1, 208, 192,
      40, 56},
+    // 3.15 (Debian testing's python3.15 3.15.0 headers): the same offsets,
+    // the same _PyInterpreterFrame and _PyStackRef tagging as 3.14; its
+    // frame owners stop at FRAME_OWNED_BY_INTERPRETER = 3.
+    {15, FrameKind::kInterpStackRef, LineTable::kLocations,
+     72, -1,
+     0, 8, 56, 74,
+     112, 128, 68, 136, -1, 208, 192,
+     40, 56},
 };
 
 // Unaligned-safe reads of interpreter memory (no interpreter call).

@@ -81,7 +81,7 @@ class Bundle:
 
 EVAL_LOOP = re.compile(r"^_PyEval_EvalFrameDefault(\..*)?$")
 # --unnamed-eval-loop: the interpreter's evaluation loop has no symbol name in
-# its stacks (Debian's python3.14: GCC moved the loop's body out of the
+# its stacks (Debian's python3.14 and 3.15: GCC moved the loop's body out of the
 # exported _PyEval_EvalFrameDefault into a local symbol that only the
 # separate debug package names), so the Python frames follow
 # common/frame_order.h's K = 0 rule: one block at the innermost frame of the
