@@ -22,8 +22,16 @@ build() {  # build <dir> [cmake args...]
   cmake --build "$dir" -j"$JOBS"
 }
 
+# Debian 11's libunwind and liblzma, bundled beside the library (Debian 12's
+# need glibc 2.34; the shipped files need 2.28 at most: docs/compatibility.md).
+# Without Debian's archive the build goes on without them.
+BUNDLE=()
+echo "== a Debian 11 root (scripts/old-root.sh)"
+if root=$(scripts/old-root.sh build bullseye); then
+  BUNDLE=(-DGPUMEMREC_BUNDLE_ROOT="$PWD/$root")
+fi
 echo "== build (RelWithDebInfo)"
-build build
+build build "${BUNDLE[@]}"
 if [ "$UNDER_LOAD" = 1 ]; then
   echo "== end-to-end and hardening tests under load"
   exec scripts/under-load.sh build 3

@@ -16,6 +16,7 @@
 
 #include "tools/cli.h"
 #include "tools/commands.h"
+#include "tools/preload_check.h"
 
 using namespace gpumemrec::model;  // the tools' bundle model
 
@@ -179,7 +180,9 @@ RunFn add_run(CLI::App& root, std::vector<std::string>* after_dashdash) {
       "Usage: gpumemrec run [options] -- CMD ARGS...\n"
       "Exit status: the program's own (128+N when killed by signal N); 127 when it\n"
       "is not found, 126 when it cannot be executed, 1 when libgpumemrec.so is not\n"
-      "found. SIGINT/SIGTERM/SIGHUP/SIGQUIT sent to gpumemrec are\n"
+      "found. When libgpumemrec.so cannot work here (built for another machine, or\n"
+      "needing a newer glibc than this system's), the program runs without it,\n"
+      "with one warning. SIGINT/SIGTERM/SIGHUP/SIGQUIT sent to gpumemrec are\n"
       "forwarded to the program. At the end the new bundles in the dump directory\n"
       "are listed on stderr.\n"
       "The library is looked up as --library, $GPUMEMREC_LIBRARY, then relative\n"
@@ -212,7 +215,14 @@ RunFn add_run(CLI::App& root, std::vector<std::string>* after_dashdash) {
     std::string lib = find_library(o->library);
     std::string dump_dir = absolute(o->dir.empty() ? default_dump_dir() : o->dir);
     export_settings(*app, *o, dump_dir);
-    prepend_preload(lib);
+    // Never stop the program (preload_check.h): without a preload it
+    // runs as it would have, and says so once.
+    std::string refusal = preload_refusal(lib);
+    if (refusal.empty())
+      prepend_preload(lib);
+    else
+      fprintf(stderr, "gpumemrec: warning: %s cannot be preloaded here (%s); running the program without it: "
+              "nothing is recorded\n", lib.c_str(), refusal.c_str());
     mkdir(dump_dir.c_str(), 0700);  // so bundles land inside it (the shim makes it too)
     std::set<std::string> before;
     for (auto& p : find_bundles(dump_dir)) before.insert(p);

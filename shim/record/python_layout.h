@@ -19,6 +19,7 @@ enum class FrameKind : uint8_t {
   kFrameObject,       // 3.10: PyFrameObject, f_back, f_lasti (code units)
   kInterpPrevInstr,   // 3.11, 3.12: _PyInterpreterFrame, prev_instr
   kInterpInstrPtr,    // 3.13: _PyInterpreterFrame, instr_ptr, f_executable
+  kInterpStackRef,    // 3.14: as 3.13, f_executable a tagged _PyStackRef
 };
 
 // How a line table is encoded.
@@ -68,7 +69,15 @@ constexpr int kCodeUnit = 2;        // sizeof(_Py_CODEUNIT)
 
 // Frame owners (3.11+).
 constexpr char kOwnedByGenerator = 1;
-constexpr char kOwnedByCStack = 3;  // 3.12+: entry/shim frames, no Python code
+// 3.12, 3.13: FRAME_OWNED_BY_CSTACK = 3 (entry/shim frames, no Python code);
+// 3.14: FRAME_OWNED_BY_INTERPRETER = 3, FRAME_OWNED_BY_CSTACK = 4, both
+// without Python code (_PyFrame_IsIncomplete: owner >= FRAME_OWNED_BY_INTERPRETER).
+constexpr char kFirstOwnerWithoutCode = 3;
+
+// 3.14 (GIL builds): a _PyStackRef's object is its bits with the
+// Py_TAG_REFCNT bit cleared (Include/internal/pycore_stackref.h,
+// BITS_TO_PTR_MASKED; Py_TAG_REFCNT = 1).
+constexpr uintptr_t kStackRefTagMask = 1;
 
 constexpr Layout kLayouts[] = {
     // minor  frames                        lines
@@ -91,6 +100,23 @@ constexpr Layout kLayouts[] = {
      72, -1,
      0, 8, 56, 70,
      112, 128, 68, 136, -1, 200, 184,
+     40, 56},
+    // 3.14 (Debian testing's python3.14 3.14.8 headers; CPython v3.14.0:
+    // Include/internal/pycore_interpframe_structs.h adds _PyStackRef
+    // *stackpointer before return_offset, moving owner to 74;
+    // Include/cpython/code.h grows the code object's header by 8).
+    {14, FrameKind::kInterpStackRef, LineTable::kLocations,
+     72, -1,
+     0, 8, 56, 74,
+     112, 128, 68, 136, -1, 208, 192,
+     40, 56},
+    // 3.15 (Debian testing's python3.15 3.15.0 headers): the same offsets,
+    // the same _PyInterpreterFrame and _PyStackRef tagging as 3.14; its
+    // frame owners stop at FRAME_OWNED_BY_INTERPRETER = 3.
+    {15, FrameKind::kInterpStackRef, LineTable::kLocations,
+     72, -1,
+     0, 8, 56, 74,
+     112, 128, 68, 136, -1, 208, 192,
      40, 56},
 };
 

@@ -118,11 +118,13 @@ uint32_t walk_frames(const char* ts, uint64_t* out, uint32_t max) {
     }
     return n;
   }
-  const bool check_type = L.frame_kind == FrameKind::kInterpInstrPtr;  // f_executable may be None
+  // 3.13+: f_executable may be None (or, 3.14, any object); 3.14: tagged.
+  const bool check_type = L.frame_kind != FrameKind::kInterpPrevInstr;
+  const uintptr_t untag = L.frame_kind == FrameKind::kInterpStackRef ? ~pylayout::kStackRefTagMask : ~uintptr_t(0);
   for (uint32_t guard = 0; frame && n < max && guard < 100000; ++guard, frame = load_ptr(frame + L.frame_previous)) {
     char owner = frame[L.frame_owner];
-    if (owner == pylayout::kOwnedByCStack) continue;
-    const char* code = load_ptr(frame + L.frame_code);
+    if (owner >= pylayout::kFirstOwnerWithoutCode) continue;
+    const char* code = reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(load_ptr(frame + L.frame_code)) & untag);
     if (!code) continue;
     // A code object already looked up in this capture (it passed the type
     // check then) is answered by the memo without reading it again.

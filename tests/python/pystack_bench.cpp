@@ -46,7 +46,7 @@ uint32_t bare_walk(uint64_t* out, uint32_t max) {
   if (frame && L.cframe_current >= 0) frame = load_ptr(frame + L.cframe_current);
   uint32_t n = 0;
   for (; frame && n < max; frame = load_ptr(frame + L.frame_previous)) {
-    if (L.frame_owner >= 0 && frame[L.frame_owner] == kOwnedByCStack) continue;
+    if (L.frame_owner >= 0 && frame[L.frame_owner] >= kFirstOwnerWithoutCode) continue;
     if (const char* code = load_ptr(frame + L.frame_code)) out[n++] = uint64_t(uintptr_t(code));
   }
   return n;

@@ -80,6 +80,14 @@ class Bundle:
 
 
 EVAL_LOOP = re.compile(r"^_PyEval_EvalFrameDefault(\..*)?$")
+# --unnamed-eval-loop: the interpreter's evaluation loop has no symbol name in
+# its stacks (Debian's python3.14 and 3.15: GCC moved the loop's body out of the
+# exported _PyEval_EvalFrameDefault into a local symbol that only the
+# separate debug package names), so the Python frames follow
+# common/frame_order.h's K = 0 rule: one block at the innermost frame of the
+# interpreter's own module.
+UNNAMED_LOOP = False
+INTERPRETER_MODULE = re.compile(r"^(lib)?python3\.\d+")
 
 
 def check_merged_order(stack):
@@ -94,6 +102,9 @@ def check_merged_order(stack):
     desc = ["%s:%s" % (f["kind"][0], f["function"] or "?") for f in frames]
     check(kinds[0] == "native", "innermost frame is not native: %s" % desc)
     loops = [i for i, f in enumerate(frames) if f["kind"] == "native" and EVAL_LOOP.match(f["function"])]
+    if not loops and UNNAMED_LOOP:
+        check_unnamed_loop_order(frames, kinds, desc)
+        return
     check(loops, "no _PyEval_EvalFrameDefault frame among the native frames: %s" % desc)
     pys = [i for i, k in enumerate(kinds) if k == "python"]
     check(pys[-1] < loops[-1], "a Python frame lies outside the outermost evaluation loop: %s" % desc)
@@ -102,6 +113,17 @@ def check_merged_order(stack):
     natives_between = [k for k in kinds[pys[0]:pys[-1] + 1] if k == "native"]
     if len(loops) < len(pys):
         check(not natives_between, "fewer loops than Python frames, yet Python frames are split: %s" % desc)
+
+
+def check_unnamed_loop_order(frames, kinds, desc):
+    """No loop named: the Python frames in one block just inside the
+    innermost frame of the interpreter's module (common/frame_order.h)."""
+    pys = [i for i, k in enumerate(kinds) if k == "python"]
+    check(pys == list(range(pys[0], pys[-1] + 1)), "Python frames are split: %s" % desc)
+    interp = [i for i, f in enumerate(frames)
+              if f["kind"] == "native" and INTERPRETER_MODULE.match(os.path.basename(f["module"] or ""))]
+    check(interp and interp[0] == pys[-1] + 1,
+          "the Python frames are not at the interpreter's innermost frame %s: %s" % (interp[:1], desc))
 
 
 def py_frames(stack):
@@ -218,7 +240,7 @@ def check_pickle_frames(b, oom):
           "snapshot.pickle frames\n  got  %s\n  want %s" % (got, want))
     py = [i for i, fr in enumerate(ooms[-1]["frames"]) if fr["filename"].endswith("nested.py")]
     check(py and py[0] > 0, "snapshot.pickle: the innermost frame is a Python frame: %s" % got)
-    check(got[py[-1] + 1].startswith("_PyEval_EvalFrameDefault"),
+    check(UNNAMED_LOOP or got[py[-1] + 1].startswith("_PyEval_EvalFrameDefault"),
           "snapshot.pickle: the outermost Python frame is not called by the evaluation loop: %s" % got)
 
 
@@ -464,7 +486,11 @@ def main():
     ap.add_argument("--exe")
     ap.add_argument("--capacity-mib", type=int, default=32)
     ap.add_argument("--pairs", type=int, default=20000)
+    ap.add_argument("--unnamed-eval-loop", action="store_true",
+                    help="the interpreter's evaluation loop has no symbol name (see UNNAMED_LOOP)")
     args = ap.parse_args()
+    global UNNAMED_LOOP
+    UNNAMED_LOOP = args.unnamed_eval_loop
     print("interpreter: %s %s" % (sys.executable, sys.version.split()[0]))
     with tempfile.TemporaryDirectory(prefix="gmr_py_") as tmp:
         try:

@@ -56,7 +56,8 @@ def copy_python_parts(source, dest):
     os.makedirs(os.path.join(dest, "packaging"))
     for f in ("pyproject.toml", "setup.py", "CMakeLists.txt"):
         shutil.copy(os.path.join(source, f), dest)
-    shutil.copy(os.path.join(source, "packaging", "wheel_tag.py"), os.path.join(dest, "packaging"))
+    for f in ("wheel_tag.py", "gpumemrec_build.py"):
+        shutil.copy(os.path.join(source, "packaging", f), os.path.join(dest, "packaging"))
     shutil.copytree(os.path.join(source, "python"), os.path.join(dest, "python"),
                     ignore=shutil.ignore_patterns("__pycache__", "*.egg-info", "_native"))
 
