@@ -56,6 +56,13 @@ struct Layout {
   // str: sizeof(PyASCIIObject) and sizeof(PyCompactUnicodeObject).
   int ascii_size;
   int compact_size;
+
+  // PyThreadState, for the walk of the interpreter's thread list
+  // (record/python_borrow.h): next, interp, native_thread_id (3.11+; -1 for
+  // 3.10, which does not keep the thread's kernel id).
+  int tstate_next;
+  int tstate_interp;
+  int tstate_native_tid;
 };
 
 // Common to every supported version.
@@ -76,22 +83,26 @@ constexpr Layout kLayouts[] = {
      /*tstate_frame*/ 24, /*cframe_current*/ -1,
      /*frame code, previous, instr, owner*/ 32, 24, 96, -1,
      /*code filename, name, firstlineno, linetable, code, adaptive, firsttraceable*/ 104, 112, 40, 120, 48, -1, -1,
-     /*str*/ 48, 72},
+     /*str*/ 48, 72,
+     /*tstate next, interp, native_thread_id*/ 8, 16, -1},
     {11, FrameKind::kInterpPrevInstr, LineTable::kLocations,
      56, 8,
      32, 48, 56, 69,
      112, 128, 72, 136, -1, 184, 168,
-     48, 72},
+     48, 72,
+     8, 16, 160},
     {12, FrameKind::kInterpPrevInstr, LineTable::kLocations,
      56, 0,
      0, 8, 56, 70,
      112, 128, 68, 136, -1, 192, 176,
-     40, 56},
+     40, 56,
+     8, 16, 144},
     {13, FrameKind::kInterpInstrPtr, LineTable::kLocations,
      72, -1,
      0, 8, 56, 70,
      112, 128, 68, 136, -1, 200, 184,
-     40, 56},
+     40, 56,
+     8, 16, 160},
 };
 
 // Unaligned-safe reads of interpreter memory (no interpreter call).

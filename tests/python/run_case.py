@@ -464,11 +464,16 @@ def main():
     ap.add_argument("--exe")
     ap.add_argument("--capacity-mib", type=int, default=32)
     ap.add_argument("--pairs", type=int, default=20000)
-    args = ap.parse_args()
+    return run_named_case(ap.parse_args(), globals())
+
+
+def run_named_case(args, cases):
+    """Runs cases["case_" + args.case](args, tmp) in a fresh directory;
+    prints PASS or FAIL with the bundles' summaries; returns the exit code."""
     print("interpreter: %s %s" % (sys.executable, sys.version.split()[0]))
     with tempfile.TemporaryDirectory(prefix="gmr_py_") as tmp:
         try:
-            globals()["case_" + args.case](args, tmp)
+            cases["case_" + args.case](args, tmp)
         except Failure as e:
             print("FAIL (%s): %s" % (args.case, e))
             for d in glob.glob(os.path.join(tmp, "*", "summary.txt")):
