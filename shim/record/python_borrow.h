@@ -14,6 +14,9 @@
 // (base/safe_read.h): a thread state or frame freed while the list is walked
 // answers "nothing to borrow", never a fault. Each thread state must point
 // back at the interpreter being walked; the walk stops after kMaxThreads.
+// The reads go through whole-page copies (SafePages, one set shared by the
+// process and taken with a try-lock: a walk that finds it taken reads page
+// by page without it), so a walk costs about one system call per page.
 // After the lender's frames are read its innermost frame is read again; if
 // it changed (backward returned) nothing is borrowed.
 #pragma once
@@ -53,6 +56,9 @@ enum class BorrowResult : uint8_t {
 // at most max words; returns the result and, for kBorrowed, *n words.
 BorrowResult borrow_python_frames(const pywalk::Env& env, const PythonThreadsApi& api, const char* own_ts,
                                   uint64_t* out, uint32_t max, uint32_t* n);
+
+// The child of fork(): a walk that held the page copies at the fork is gone.
+void python_borrow_atfork_child();
 
 // Whether a code object is one of kBackwardEntries: file_tail is its file
 // name or the name's last characters (enough for the suffix and the '/'

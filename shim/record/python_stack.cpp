@@ -86,6 +86,7 @@ void atfork_child() {
   // inside these locks any more.
   pycode::code_table_atfork_child();
   safe_read_atfork_child();
+  python_borrow_atfork_child();
   g_find_busy.store(false, std::memory_order_relaxed);
 }
 

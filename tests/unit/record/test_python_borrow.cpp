@@ -240,3 +240,26 @@ TEST_F(Borrow, AChainCutByAFreedFrameKeepsWhatWasRead) {
   ASSERT_EQ(n, 2u);
   EXPECT_EQ(function_of(out[1]), "_engine_run_backward:43");
 }
+
+TEST(SafeRead, PagesAreCopiedWholeAndKeptForTheWalk) {
+  const size_t page = SafePages::kPage;
+  char* p = static_cast<char*>(mmap(nullptr, page * 3, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(p, MAP_FAILED);
+  for (size_t i = 0; i < page * 3; ++i) p[i] = char(i % 251);
+  ASSERT_EQ(munmap(p + 2 * page, page), 0);
+  static SafePages pages;  // 64 KiB: not on the test's stack
+  pages.clear();
+  char buf[64];
+  ASSERT_TRUE(pages.read(buf, p + page - 16, 32));  // across two mapped pages
+  for (size_t i = 0; i < 32; ++i) EXPECT_EQ(buf[i], char((page - 16 + i) % 251));
+  EXPECT_FALSE(pages.read(buf, p + 2 * page - 8, 16));  // into the unmapped page
+  EXPECT_FALSE(pages.read(buf, nullptr, 8));
+  // A snapshot: a page already copied answers from the copy.
+  p[10] = 'z';
+  ASSERT_TRUE(pages.read(buf, p + 10, 1));
+  EXPECT_EQ(buf[0], char(10 % 251));
+  pages.clear();
+  ASSERT_TRUE(pages.read(buf, p + 10, 1));
+  EXPECT_EQ(buf[0], 'z');
+  munmap(p, page * 2);
+}
