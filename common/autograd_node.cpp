@@ -70,7 +70,7 @@ bool runs_in_torch(const std::vector<Frame>& frames) {
 std::string site_note(const model::Stack& s) {
   std::string note;
   if (!s.autograd_node.empty()) note = "autograd " + s.autograd_node;
-  if (on_engine_thread(s.frames)) note += note.empty() ? "engine thread" : ", engine thread";
+  if (s.python != "captured" && on_engine_thread(s.frames)) note += note.empty() ? "engine thread" : ", engine thread";
   if (s.python == "borrowed") {
     if (!note.empty()) note += "; ";
     note += "Python frames of thread " + (s.python_thread ? std::to_string(s.python_thread) : std::string("?")) +

@@ -9,9 +9,12 @@
 // (tools/autograd/gen_autograd_functions.py, FUNCTION_DECLARATION, and
 // tools/autograd/templates/Functions.h, namespace torch::autograd::generated;
 // pytorch/pytorch @ 397b329b20148a1c2886d4a858b56ae7ef334349), others are
-// directly in torch::autograd (AccumulateGrad, CopySlices, PyNode, ...). An
-// engine thread runs `torch::autograd::Engine::thread_main`
-// (torch/csrc/autograd/engine.h).
+// directly in torch::autograd (AccumulateGrad, CopySlices, PyNode, ...). A
+// device thread of the engine runs `torch::autograd::Engine::thread_main`
+// (torch/csrc/autograd/engine.h, "start device threads (CUDA, XLA, etc.)";
+// pytorch/pytorch @ a898f49bb7ee1acc78de142109b870e437b3d5dc); the thread
+// that called backward runs it too for the CPU work, with its own Python
+// frames, so "engine thread" is said only of a stack without them.
 #pragma once
 
 #include <string>

@@ -90,6 +90,11 @@ TEST(AutogradNode, SiteNoteWords) {
   s.python = "native_thread";
   s.python_borrow = "ambiguous";
   EXPECT_EQ(autograd::site_note(s), "autograd MmBackward0, engine thread; several Python threads waited in backward: none named");
+  // The thread that called backward runs thread_main for the CPU work: its
+  // own Python frames are there, it is not an engine thread.
+  s.python = "captured";
+  s.python_borrow.clear();
+  EXPECT_EQ(autograd::site_note(s), "autograd MmBackward0");
   model::Stack plain;
   plain.frames = {native("/home/u/app", "main")};
   plain.python = "native_thread";
