@@ -218,12 +218,13 @@ BorrowResult borrow_python_frames(const pywalk::Env& env, const PythonThreadsApi
     if (walk > 0 && lease.mem().pages) lease.mem().pages->clear();
     l = find_lender(lease.mem(), env, api, own_ts);
   }
-  if (!l.complete || l.count == 0) return BorrowResult::kNone;
+  if (!l.complete) return BorrowResult::kUnknown;
+  if (l.count == 0) return BorrowResult::kNone;
   if (l.count > 1) return BorrowResult::kAmbiguous;
   const LentReader reader{lease.mem(), pywalk::frame_read_bytes(*env.layout)};
   const uint32_t got = pywalk::walk_frames(l.frame, env, reader, out + 1, max - 1);
   // Backward returned while the frames were read: they may be another call's.
-  if (got == 0 || !still_waiting(env, l)) return BorrowResult::kNone;
+  if (got == 0 || !still_waiting(env, l)) return BorrowResult::kUnknown;
   out[0] = python_borrowed_marker(l.tid);
   *n = got + 1;
   return BorrowResult::kBorrowed;

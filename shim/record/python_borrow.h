@@ -47,7 +47,8 @@ extern const uint32_t kBackwardEntryCount;
 constexpr uint32_t kMaxBorrowThreads = 4096;
 
 enum class BorrowResult : uint8_t {
-  kNone,       // no thread waits in backward (or the walk could not finish)
+  kNone,       // the whole list was read: no other thread waits in backward
+  kUnknown,    // the list changed under every walk, or the lender left backward
   kBorrowed,   // out[0] = the borrowed marker with the lender's tid, then its frames
   kAmbiguous,  // two or more threads wait in backward
 };

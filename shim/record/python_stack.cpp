@@ -41,6 +41,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "shim/base/clock.h"
 #include "shim/base/hook_table.h"
 #include "shim/base/log.h"
 #include "shim/base/safe_read.h"
@@ -80,6 +81,13 @@ std::atomic<bool> g_found{false};
 std::atomic<bool> g_find_busy{false};
 PythonApi g_api;  // written once before g_found is set (release)
 GM_PY_TLS uint32_t t_find_calls = 0;
+// A thread whose last walk of the thread list found no thread waiting in
+// backward does not walk it again for kBorrowIdleNs (python_borrow.h): an
+// XLA or NCCL thread that allocates often pays at most one walk per
+// millisecond; PyTorch's engine threads allocate only during backward, long
+// after their previous walk.
+GM_PY_TLS uint64_t t_borrow_idle_until = 0;
+constexpr uint64_t kBorrowIdleNs = 1000000;
 
 void atfork_child() {
   // The child's only thread is the one that forked: no one else can be
@@ -212,7 +220,13 @@ uint32_t capture_python_frames(uint64_t* out, uint32_t max) {
   // No Python frame of its own: the frames of the Python thread waiting in
   // backward, when exactly one does (python_borrow.h).
   BorrowResult borrowed = BorrowResult::kNone;
-  if (n == 0) borrowed = borrow_python_frames(env, api.threads, ts, out, max, &n);
+  if (n == 0) {
+    const uint64_t now = monotonic_ns();
+    if (now >= t_borrow_idle_until) {
+      borrowed = borrow_python_frames(env, api.threads, ts, out, max, &n);
+      if (borrowed == BorrowResult::kNone) t_borrow_idle_until = now + kBorrowIdleNs;
+    }
+  }
   // Finalization deletes the thread states of daemon threads that are still
   // in native code; it clears the initialized flag first. Frames read while
   // it happened are dropped (see docs/design.md for the window).

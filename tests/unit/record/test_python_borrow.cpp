@@ -205,16 +205,16 @@ TEST_F(Borrow, HostileListsBorrowNothing) {
   uint32_t n = 0;
   // A state freed while the list is read: its page is gone.
   Threads t = three_threads(unmapped());
-  EXPECT_EQ(borrow(t.own, out, &n), BorrowResult::kNone);
+  EXPECT_EQ(borrow(t.own, out, &n), BorrowResult::kUnknown);
   // A state of another interpreter (or reused memory).
   t = three_threads();
   put_ptr(t.busy + L312().tstate_interp, new_obj());
-  EXPECT_EQ(borrow(t.own, out, &n), BorrowResult::kNone);
+  EXPECT_EQ(borrow(t.own, out, &n), BorrowResult::kUnknown);
   // A list that loops: the walk stops after kMaxBorrowThreads states.
   t = three_threads();
   put_ptr(t.waiter + L312().tstate_frame, nullptr);
   put_ptr(t.busy + L312().tstate_next, t.own);
-  EXPECT_EQ(borrow(t.own, out, &n), BorrowResult::kNone);
+  EXPECT_EQ(borrow(t.own, out, &n), BorrowResult::kUnknown);
   // The lender's innermost frame freed: nothing read, nothing borrowed.
   t = three_threads();
   char* cframe = new_obj();
