@@ -77,6 +77,11 @@ def case_oom(args, tmp):
                             universal_newlines=True)
         check(js.returncode == 0 and '"autograd_node":"MmBackward0"' in js.stdout.replace(" ", ""),
               "report --json lacks the autograd node")
+        q = subprocess.run([args.gpumemrec, "query", b.dir, "SELECT autograd_node, python_thread, count(*) FROM stacks "
+                            "WHERE python = 'borrowed' GROUP BY 1, 2", "--csv"], stdout=subprocess.PIPE,
+                           universal_newlines=True)
+        tid = lender if sys.version_info >= (3, 11) else 0
+        check(q.returncode == 0 and ("MmBackward0,%d," % tid) in q.stdout, "query stacks: %r" % q.stdout)
 
 
 def not_borrowed(args, tmp, scenario):
