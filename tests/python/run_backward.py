@@ -19,6 +19,7 @@ import sys
 from run_case import Bundle, check, program, run, run_named_case, sites
 
 CASE = "backward"
+REPO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 
 
 def python_frames(stack):
@@ -82,6 +83,13 @@ def case_oom(args, tmp):
                            universal_newlines=True)
         tid = lender if sys.version_info >= (3, 11) else 0
         check(q.returncode == 0 and ("MmBackward0,%d," % tid) in q.stdout, "query stacks: %r" % q.stdout)
+        # gpumemrec.open (the wheel's package, from the source tree) reads both.
+        code = ("import gpumemrec, sys; s = gpumemrec.open(sys.argv[1]).failure.stack; "
+                "print(s.python, s.autograd_node, s.python_thread)")
+        env = dict(os.environ, GPUMEMREC_CLI=args.gpumemrec, PYTHONPATH=os.path.join(REPO, "python"))
+        py = subprocess.run([sys.executable, "-c", code, b.dir], stdout=subprocess.PIPE, universal_newlines=True,
+                            env=env)
+        check(py.stdout.split() == ["borrowed", "MmBackward0", str(tid)], "gpumemrec.open: %r" % py.stdout)
 
 
 def not_borrowed(args, tmp, scenario):
