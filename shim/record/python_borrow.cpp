@@ -62,7 +62,9 @@ constexpr int kListRetries = 3;
 // call per read.
 struct Mem {
   SafePages* pages;
-  bool read(void* dst, const void* src, size_t n) const { return pages ? pages->read(dst, src, n) : safe_read(dst, src, n); }
+  bool read(void* dst, const void* src, size_t n) const {
+    return pages ? pages->read(dst, src, n) : safe_read(dst, src, n);
+  }
   bool ptr(const char* at, const char** v) const { return read(v, at, sizeof *v); }
 };
 
@@ -209,9 +211,7 @@ BorrowResult borrow_python_frames(const pywalk::Env& env, const PythonThreadsApi
   *n = 0;
   if (max < 2 || !api.interp_main || !api.thread_head) return BorrowResult::kNone;
   // A list that changed under the walk (a thread ended) is walked again, a
-  // few times at most.
-  // The page copies are dropped before each walk (a walk after a changed
-  // list must see it as it is now).
+  // few times at most, each time from fresh page copies.
   PagesLease lease;
   Lender l;
   for (int walk = 0; walk <= kListRetries && !l.complete; ++walk) {

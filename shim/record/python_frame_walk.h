@@ -95,7 +95,8 @@ uint32_t walk_frames(const char* frame, const Env& env, const Reader& rd, uint64
     // Incomplete frame (being set up, or running its prologue): CPython
     // itself hides these (_PyFrame_IsIncomplete).
     int32_t traceable = r ? r->first_traceable : rd.i32(code + L.code_firsttraceable);
-    if (f[L.frame_owner] != pylayout::kOwnedByGenerator && ip < first + int64_t(traceable) * pylayout::kCodeUnit) continue;
+    const bool generator = f[L.frame_owner] == pylayout::kOwnedByGenerator;
+    if (!generator && ip < first + int64_t(traceable) * pylayout::kCodeUnit) continue;
     int64_t unit = (ip - first) / pylayout::kCodeUnit;
     out[n++] = word_of(r, unit < 0 || unit > INT32_MAX ? -1 : int32_t(unit));
   }
