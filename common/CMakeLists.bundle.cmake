@@ -19,6 +19,7 @@ add_library(gpumemrec_model STATIC
   ${CMAKE_CURRENT_LIST_DIR}/frame_order.cpp
   ${CMAKE_CURRENT_LIST_DIR}/names.cpp
   ${CMAKE_CURRENT_LIST_DIR}/site_rules.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/autograd_node.cpp
   ${CMAKE_CURRENT_LIST_DIR}/card_accounting.cpp
   ${CMAKE_CURRENT_LIST_DIR}/roles.cpp
   ${CMAKE_CURRENT_LIST_DIR}/advice.cpp

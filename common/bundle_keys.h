@@ -118,6 +118,9 @@
   X(kLine, "line")                                                                \
   X(kSiteFrame, "site_frame")                                                     \
   X(kLibrary, "library")                                                          \
+  X(kPythonThread, "python_thread")                                               \
+  X(kPythonBorrow, "python_borrow")                                               \
+  X(kAutogradNode, "autograd_node")                                               \
   /* environment.json */                                                          \
   X(kCwd, "cwd")                                                                  \
   X(kPpid, "ppid")                                                                \

@@ -1,4 +1,5 @@
 // allocations.json and stacks.json: what is live and where it was allocated.
+#include "common/autograd_node.h"
 #include "common/bundle_read_files.h"
 
 
@@ -102,6 +103,14 @@ bool read_stacks(const std::string& path, Bundle* b, ReadError* err) {
     Stack s;
     if (!f.u64(v, key::kStackId, &s.stack_id) || !f.str(v, key::kPython, &s.python)) return false;
     if (!read_frames(path, v, i, &s, err) || !read_attribution(path, v, i, &s, err)) return false;
+    // PyTorch's backward (common/autograd_node.h): the node is computed for
+    // bundles written before the key existed.
+    if (!f.u64(v, key::kPythonThread, &s.python_thread) || !f.str(v, key::kPythonBorrow, &s.python_borrow)) return false;
+    if (v.HasMember(key::kAutogradNode)) {
+      if (!f.str(v, key::kAutogradNode, &s.autograd_node)) return false;
+    } else {
+      s.autograd_node = autograd::node_of(s.frames);
+    }
     b->stacks.push_back(std::move(s));
     ++i;
   }

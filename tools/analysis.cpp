@@ -6,6 +6,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "common/autograd_node.h"
 #include "common/names.h"
 #include "common/site_rules.h"
 
@@ -182,6 +183,8 @@ std::string site_line(const Stack& s, bool verbose) {
   const Frame* f = site::site_frame_of(s);
   std::string line = "site: " + (f ? names::frame_label(*f, verbose) : std::string("(no frames)"));
   if (!s.library.empty()) line += "  library: " + s.library;
+  const std::string note = autograd::site_note(s);
+  if (!note.empty()) line += "  [" + note + "]";
   return line;
 }
 

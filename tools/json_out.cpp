@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "common/autograd_node.h"
 #include "common/names.h"
 #include "common/site_rules.h"
 
@@ -77,6 +78,8 @@ void json_site(JsonWriter& w, const Stack* s) {
   json_frame(w, *f);
   json_kv(w, "index", static_cast<int64_t>(f - s->frames.data()));
   json_kv_or_null(w, "library", s->library);
+  json_kv_or_null(w, "autograd_node", s->autograd_node);
+  json_kv_or_null(w, "note", autograd::site_note(*s));
   w.EndObject();
 }
 
@@ -84,6 +87,7 @@ void json_stack(JsonWriter& w, const Bundle& b, uint64_t stack_id, size_t max_fr
   const Stack* s = stack_id ? b.find_stack(stack_id) : nullptr;
   json_site(w, s);
   json_kv(w, "python", s ? s->python : std::string());
+  if (s && s->python == "borrowed") json_kv(w, "python_thread", s->python_thread);
   json_frames(w, s ? s->frames : std::vector<Frame>{}, max_frames);
 }
 

@@ -26,13 +26,15 @@ CREATE TABLE events (
 CREATE TABLE allocations (
   address INTEGER, size INTEGER, device_id INTEGER, api TEXT, memory_type TEXT,
   timestamp REAL, thread_id INTEGER, stack_id INTEGER, seq INTEGER, bundle TEXT);
--- Stacks (stacks.json); python is captured / no_gil / native_thread /
--- not_python / disabled. site: the frame that names the allocation site
--- (the innermost frame of the user's code, as one label) and site_depth its
--- depth in frames; library: the owning library's file name (NULL when
--- unknown). docs/design.md, "Who holds the memory".
+-- Stacks (stacks.json); python is captured / borrowed / no_gil /
+-- native_thread / not_python / disabled. site: the frame that names the
+-- allocation site (the innermost frame of the user's code, as one label) and
+-- site_depth its depth in frames; library: the owning library's file name
+-- (NULL when unknown). docs/design.md, "Who holds the memory". autograd_node:
+-- PyTorch's backward node the allocation ran in (NULL when none);
+-- python_thread: the thread that lent a borrowed stack its Python frames.
 CREATE TABLE stacks (stack_id INTEGER, python TEXT, site TEXT, site_depth INTEGER, library TEXT, bundle TEXT,
-  PRIMARY KEY (bundle, stack_id));
+  autograd_node TEXT, python_thread INTEGER, PRIMARY KEY (bundle, stack_id));
 -- Frames of each stack, innermost first (depth 0), as stacks.json orders them.
 CREATE TABLE frames (
   stack_id INTEGER, depth INTEGER, kind TEXT, module TEXT, offset INTEGER,
@@ -148,7 +150,7 @@ void insert_allocations(sqlite3* db, const Bundle& b, const std::string& name) {
 }
 
 void insert_stacks(sqlite3* db, const Bundle& b, const std::string& name) {
-  Stmt st(db, "INSERT OR REPLACE INTO stacks VALUES (?,?,?,?,?,?)");
+  Stmt st(db, "INSERT OR REPLACE INTO stacks VALUES (?,?,?,?,?,?,?,?)");
   Stmt fr(db, "INSERT INTO frames VALUES (?,?,?,?,?,?,?,?,?)");
   static const std::string kinds[] = {"python", "native", "other"};
   for (const Stack& s : b.stacks) {
@@ -159,7 +161,12 @@ void insert_stacks(sqlite3* db, const Bundle& b, const std::string& name) {
     else st.null(3).null(4);
     if (s.library.empty()) st.null(5);
     else st.t(5, s.library);
-    st.t(6, name).step(db);
+    st.t(6, name);
+    if (s.autograd_node.empty()) st.null(7);
+    else st.t(7, s.autograd_node);
+    if (s.python == "borrowed") st.i(8, as_i(s.python_thread));
+    else st.null(8);
+    st.step(db);
     for (size_t d = 0; d < s.frames.size(); ++d) {
       const Frame& f = s.frames[d];
       fr.i(1, as_i(s.stack_id)).i(2, static_cast<int64_t>(d)).t(3, kinds[static_cast<int>(f.kind)]).t(4, f.module);

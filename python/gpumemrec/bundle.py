@@ -43,10 +43,12 @@ class Frame:
 @dataclass
 class Stack:
     stack_id: int
-    python: str  # captured / native_thread / no_gil / not_python / disabled
+    python: str  # captured / borrowed / native_thread / no_gil / not_python / disabled
     frames: List[Frame]  # innermost first
     site_frame: Optional[int] = None  # index into frames: who holds the memory (when the bundle says)
     library: Optional[str] = None  # the library the allocation went through (when the bundle says)
+    autograd_node: Optional[str] = None  # PyTorch's backward node, e.g. "MmBackward0" (when the bundle says)
+    python_thread: Optional[int] = None  # python "borrowed": the thread that lent its Python frames
 
     @property
     def site(self) -> Optional[Frame]:
@@ -61,9 +63,13 @@ class Stack:
         sf = d.get("site_frame")
         if isinstance(sf, dict):  # a frame object rather than an index
             sf = next((i for i, f in enumerate(frames) if f == Frame.from_json(sf)), None)
-        lib = d.get("library")
+        site = d.get("site") if isinstance(d.get("site"), dict) else {}
+        lib, lender = d.get("library"), d.get("python_thread")
+        node = d.get("autograd_node", site.get("autograd_node"))  # query's column, report's site
         return cls(stack_id=d.get("stack_id") or 0, python=d.get("python") or "", frames=frames,
-                   site_frame=sf if isinstance(sf, int) else None, library=lib if isinstance(lib, str) else None)
+                   site_frame=sf if isinstance(sf, int) else None, library=lib if isinstance(lib, str) else None,
+                   autograd_node=node if isinstance(node, str) else None,
+                   python_thread=lender if isinstance(lender, int) and not isinstance(lender, bool) else None)
 
 
 @dataclass

@@ -57,6 +57,13 @@ struct Layout {
   // str: sizeof(PyASCIIObject) and sizeof(PyCompactUnicodeObject).
   int ascii_size;
   int compact_size;
+
+  // PyThreadState, for the walk of the interpreter's thread list
+  // (record/python_borrow.h): next, interp, native_thread_id (3.11+; -1 for
+  // 3.10, which does not keep the thread's kernel id).
+  int tstate_next;
+  int tstate_interp;
+  int tstate_native_tid;
 };
 
 // Common to every supported version.
@@ -79,28 +86,42 @@ constexpr char kFirstOwnerWithoutCode = 3;
 // BITS_TO_PTR_MASKED; Py_TAG_REFCNT = 1).
 constexpr uintptr_t kStackRefTagMask = 1;
 
+// The code object a frame's f_code / f_executable word names (3.14+: the
+// word is a _PyStackRef, its tag bit cleared).
+inline const char* code_of_word(FrameKind kind, const char* word) {
+  if (kind != FrameKind::kInterpStackRef) return word;
+  return reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(word) & ~kStackRefTagMask);
+}
+// Frames that hold no Python code (3.12+ entry/shim frames; 3.14 also the
+// interpreter's own).
+inline bool owner_without_code(char owner) { return owner >= kFirstOwnerWithoutCode; }
+
 constexpr Layout kLayouts[] = {
     // minor  frames                        lines
     {10, FrameKind::kFrameObject, LineTable::kPep626,
      /*tstate_frame*/ 24, /*cframe_current*/ -1,
      /*frame code, previous, instr, owner*/ 32, 24, 96, -1,
      /*code filename, name, firstlineno, linetable, code, adaptive, firsttraceable*/ 104, 112, 40, 120, 48, -1, -1,
-     /*str*/ 48, 72},
+     /*str*/ 48, 72,
+     /*tstate next, interp, native_thread_id*/ 8, 16, -1},
     {11, FrameKind::kInterpPrevInstr, LineTable::kLocations,
      56, 8,
      32, 48, 56, 69,
      112, 128, 72, 136, -1, 184, 168,
-     48, 72},
+     48, 72,
+     8, 16, 160},
     {12, FrameKind::kInterpPrevInstr, LineTable::kLocations,
      56, 0,
      0, 8, 56, 70,
      112, 128, 68, 136, -1, 192, 176,
-     40, 56},
+     40, 56,
+     8, 16, 144},
     {13, FrameKind::kInterpInstrPtr, LineTable::kLocations,
      72, -1,
      0, 8, 56, 70,
      112, 128, 68, 136, -1, 200, 184,
-     40, 56},
+     40, 56,
+     8, 16, 160},
     // 3.14 (Debian testing's python3.14 3.14.8 headers; CPython v3.14.0:
     // Include/internal/pycore_interpframe_structs.h adds _PyStackRef
     // *stackpointer before return_offset, moving owner to 74;
@@ -109,7 +130,8 @@ constexpr Layout kLayouts[] = {
      72, -1,
      0, 8, 56, 74,
      112, 128, 68, 136, -1, 208, 192,
-     40, 56},
+     40, 56,
+     8, 16, 160},  // PyThreadState next, interp, native_thread_id (3.14.8 headers)
     // 3.15 (Debian testing's python3.15 3.15.0 headers): the same offsets,
     // the same _PyInterpreterFrame and _PyStackRef tagging as 3.14; its
     // frame owners stop at FRAME_OWNED_BY_INTERPRETER = 3.
@@ -117,7 +139,8 @@ constexpr Layout kLayouts[] = {
      72, -1,
      0, 8, 56, 74,
      112, 128, 68, 136, -1, 208, 192,
-     40, 56},
+     40, 56,
+     8, 16, 184},  // native_thread_id moved (3.15.0 headers)
 };
 
 // Unaligned-safe reads of interpreter memory (no interpreter call).

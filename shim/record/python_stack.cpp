@@ -15,7 +15,7 @@
 //      state this thread last ran Python with). 3.10/3.11: always
 //      PyGILState_GetThisThreadState(). No lock, no allocation, no Python
 //      code, never the GIL, never another thread's state. None (or no
-//      frame on it): one marker word, kPythonNativeThread.
+//      frame on it): step 5.
 //   2. Walk its frame chain (PyFrameObject on 3.10, _PyInterpreterFrame on
 //      3.11+), reading memory only. A thread that released the GIL is
 //      blocked in native code (this hook): its chain cannot change until it
@@ -27,6 +27,9 @@
 //   4. The frame word is kPythonFrameTag | id << 24 | line: the line is
 //      looked up per instruction offset (an array index), so two events on
 //      the same line share one stack id.
+//   5. No Python frame of its own (a native thread): the frames of the one
+//      Python thread waiting in PyTorch's backward, read with fault-tolerant
+//      reads (python_borrow.h); else one marker word.
 // Dump time needs no interpreter at all: ids map to the copied strings.
 #include "shim/record/python_stack.h"
 
@@ -38,9 +41,13 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "shim/base/clock.h"
 #include "shim/base/hook_table.h"
 #include "shim/base/log.h"
+#include "shim/base/safe_read.h"
+#include "shim/record/python_borrow.h"
 #include "shim/record/python_code_table.h"
+#include "shim/record/python_frame_walk.h"
 #include "shim/record/python_layout.h"
 
 namespace gpumemrec {
@@ -49,9 +56,7 @@ namespace {
 
 #define GM_PY_TLS __thread __attribute__((tls_model("initial-exec")))
 
-using pylayout::FrameKind;
 using pylayout::Layout;
-using pylayout::load_i32;
 using pylayout::load_ptr;
 
 using IntFn = int (*)();
@@ -65,6 +70,7 @@ struct PythonApi {
   const void* code_type = nullptr;
   const void* unicode_type = nullptr;
   const Layout* layout = nullptr;  // null: Python is there but not supported
+  PythonThreadsApi threads;        // the thread list, for borrowed frames
   bool tstate_thread_local = false;
   int major = 0, minor = 0;
   bool free_threaded = false;
@@ -75,74 +81,34 @@ std::atomic<bool> g_found{false};
 std::atomic<bool> g_find_busy{false};
 PythonApi g_api;  // written once before g_found is set (release)
 GM_PY_TLS uint32_t t_find_calls = 0;
-
-constexpr uint64_t kLineMask = 0xFFFFFF;
-constexpr int kIdShift = 24;
-constexpr uint64_t kIdMask = (1ull << 39) - 1;
+// A thread whose last walk of the thread list found no thread waiting in
+// backward does not walk it again for kBorrowIdleNs (python_borrow.h): an
+// XLA or NCCL thread that allocates often pays at most one walk per
+// millisecond; PyTorch's engine threads allocate only during backward, long
+// after their previous walk.
+GM_PY_TLS uint64_t t_borrow_idle_until = 0;
+constexpr uint64_t kBorrowIdleNs = 1000000;
 
 void atfork_child() {
   // The child's only thread is the one that forked: no one else can be
   // inside these locks any more.
   pycode::code_table_atfork_child();
+  safe_read_atfork_child();
+  python_borrow_atfork_child();
   g_find_busy.store(false, std::memory_order_relaxed);
 }
 
-inline uint64_t frame_word(uint32_t id, int32_t line) {
-  uint64_t l = line < 0 ? 0 : (uint64_t(line) > kLineMask ? kLineMask : uint64_t(line));
-  return kPythonFrameTag | (uint64_t(id) << kIdShift) | l;
-}
+pywalk::Env walk_env() { return pywalk::Env{g_api.layout, g_api.code_type, g_api.unicode_type}; }
 
-// r null: the table is full or out of memory.
-inline uint64_t word_of(const pycode::CodeRef* r, int32_t unit) {
-  if (__builtin_expect(r == nullptr, 0)) return frame_word(0, 0);
-  int32_t line = (unit >= 0 && uint32_t(unit) < r->units) ? r->lines[unit] : r->first_line;
-  return frame_word(r->id, line);
-}
-
-// The frames of the calling thread, whose own state is `ts`. Whether it
+// The calling thread's own innermost frame (ts: its own state). Whether it
 // holds the GIL or released it (it is then blocked in native code, in this
 // hook), the chain cannot change while we read it; only this thread pushes
 // and pops its frames.
-uint32_t walk_frames(const char* ts, uint64_t* out, uint32_t max) {
+const char* own_innermost_frame(const char* ts) {
   const Layout& L = *g_api.layout;
-  const pycode::Interp in{g_api.layout, g_api.unicode_type};
-  pycode::CaptureMemo memo;
   const char* frame = load_ptr(ts + L.tstate_frame);
   if (frame && L.cframe_current >= 0) frame = load_ptr(frame + L.cframe_current);
-  uint32_t n = 0;
-  if (L.frame_kind == FrameKind::kFrameObject) {
-    for (uint32_t guard = 0; frame && n < max && guard < 100000; ++guard) {
-      const char* code = load_ptr(frame + L.frame_code);
-      if (code) out[n++] = word_of(pycode::code_ref_for(code, in, memo), load_i32(frame + L.frame_instr));
-      frame = load_ptr(frame + L.frame_previous);
-    }
-    return n;
-  }
-  // 3.13+: f_executable may be None (or, 3.14, any object); 3.14: tagged.
-  const bool check_type = L.frame_kind != FrameKind::kInterpPrevInstr;
-  const uintptr_t untag = L.frame_kind == FrameKind::kInterpStackRef ? ~pylayout::kStackRefTagMask : ~uintptr_t(0);
-  for (uint32_t guard = 0; frame && n < max && guard < 100000; ++guard, frame = load_ptr(frame + L.frame_previous)) {
-    char owner = frame[L.frame_owner];
-    if (owner >= pylayout::kFirstOwnerWithoutCode) continue;
-    const char* code = reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(load_ptr(frame + L.frame_code)) & untag);
-    if (!code) continue;
-    // A code object already looked up in this capture (it passed the type
-    // check then) is answered by the memo without reading it again.
-    const pycode::CodeRef* r = pycode::code_ref_memo(code, memo);
-    if (!r) {
-      if (check_type && load_ptr(code + pylayout::kObType) != g_api.code_type) continue;
-      r = pycode::code_ref_add(code, in, memo);
-    }
-    const char* first = code + L.code_adaptive;
-    const char* ip = load_ptr(frame + L.frame_instr);
-    // Incomplete frame (being set up, or running its prologue): CPython
-    // itself hides these (_PyFrame_IsIncomplete).
-    int32_t traceable = r ? r->first_traceable : load_i32(code + L.code_firsttraceable);
-    if (owner != pylayout::kOwnedByGenerator && ip < first + int64_t(traceable) * pylayout::kCodeUnit) continue;
-    int64_t unit = (ip - first) / pylayout::kCodeUnit;
-    out[n++] = word_of(r, unit < 0 || unit > INT32_MAX ? -1 : int32_t(unit));
-  }
-  return n;
+  return frame;
 }
 
 bool parse_version(const char* s, int* major, int* minor) {
@@ -168,6 +134,8 @@ bool find_python() {
   api.gilstate_this = reinterpret_cast<PtrFn>(dls(RTLD_DEFAULT, "PyGILState_GetThisThreadState"));
   api.code_type = dls(RTLD_DEFAULT, "PyCode_Type");
   api.unicode_type = dls(RTLD_DEFAULT, "PyUnicode_Type");
+  api.threads.interp_main = reinterpret_cast<void* (*)()>(dls(RTLD_DEFAULT, "PyInterpreterState_Main"));
+  api.threads.thread_head = reinterpret_cast<void* (*)(void*)>(dls(RTLD_DEFAULT, "PyInterpreterState_ThreadHead"));
   auto get_version = reinterpret_cast<StrFn>(dls(RTLD_DEFAULT, "Py_GetVersion"));
   const char* vstring = get_version ? get_version() : nullptr;  // a static buffer; no GIL needed
   if (auto* hex = static_cast<const unsigned long*>(dls(RTLD_DEFAULT, "Py_Version"))) {
@@ -247,13 +215,25 @@ uint32_t capture_python_frames(uint64_t* out, uint32_t max) {
   }
   if (max > kMaxPythonFrames) max = kMaxPythonFrames;
   const char* ts = own_thread_state(api);
-  uint32_t n = ts ? walk_frames(ts, out, max) : 0;
+  const pywalk::Env env = walk_env();
+  uint32_t n = ts ? pywalk::walk_frames(own_innermost_frame(ts), env, pywalk::OwnReader{}, out, max) : 0;
+  // No Python frame of its own: the frames of the Python thread waiting in
+  // backward, when exactly one does (python_borrow.h).
+  BorrowResult borrowed = BorrowResult::kNone;
+  if (n == 0) {
+    const uint64_t now = monotonic_ns();
+    if (now >= t_borrow_idle_until) {
+      borrowed = borrow_python_frames(env, api.threads, ts, out, max, &n);
+      if (borrowed == BorrowResult::kNone) t_borrow_idle_until = now + kBorrowIdleNs;
+    }
+  }
   // Finalization deletes the thread states of daemon threads that are still
   // in native code; it clears the initialized flag first. Frames read while
   // it happened are dropped (see docs/design.md for the window).
   if (n > 0 && !api.is_initialized()) return 0;
   if (n > 0) return n;
-  out[0] = kPythonNativeThread;  // no Python frame of its own
+  // No Python frame of its own, none borrowed.
+  out[0] = borrowed == BorrowResult::kAmbiguous ? kPythonBorrowAmbiguous : kPythonNativeThread;
   return 1;
 }
 
@@ -261,16 +241,32 @@ const char* python_status(const uint64_t* frames, uint32_t n) {
   if (!g_enabled.load(std::memory_order_relaxed)) return "disabled";
   for (uint32_t i = 0; i < n; ++i) {
     if (frames[i] == kPythonNoGil) return "no_gil";
-    if (frames[i] == kPythonNativeThread) return "native_thread";
+    if (frames[i] == kPythonNativeThread || frames[i] == kPythonBorrowAmbiguous) return "native_thread";
+    if (is_python_borrowed(frames[i])) return "borrowed";
     if (is_python_word(frames[i])) return "captured";
   }
   return "not_python";
 }
 
+bool python_lender(const uint64_t* frames, uint32_t n, uint32_t* tid) {
+  for (uint32_t i = 0; i < n; ++i)
+    if (is_python_borrowed(frames[i])) {
+      *tid = uint32_t(frames[i] - kPythonBorrowedTag);
+      return true;
+    }
+  return false;
+}
+
+bool python_borrow_ambiguous(const uint64_t* frames, uint32_t n) {
+  for (uint32_t i = 0; i < n; ++i)
+    if (frames[i] == kPythonBorrowAmbiguous) return true;
+  return false;
+}
+
 bool describe_python_frame(uint64_t word, PythonFrameInfo* out) {
   if (!is_python_word(word) || is_python_marker(word)) return false;
-  uint64_t id = (word >> kIdShift) & kIdMask;
-  out->line = int(word & kLineMask);
+  uint64_t id = (word >> pywalk::kIdShift) & pywalk::kIdMask;
+  out->line = int(word & pywalk::kLineMask);
   const pycode::CodeEntry* e = pycode::code_entry_by_id(id);
   out->file = e && e->file && e->file->utf8 ? e->file->utf8 : "?";
   out->function = e && e->name ? e->name : "?";

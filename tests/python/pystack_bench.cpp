@@ -7,6 +7,7 @@
 // object and previous frame, nothing looked up), timed the same way in the
 // same process.
 #include <dlfcn.h>
+#include <pthread.h>
 #include <time.h>
 
 #include <cstdint>
@@ -109,6 +110,40 @@ __attribute__((visibility("default"))) const char* gmr_bench_status(char* func, 
     *line = info.line;
   }
   return gpumemrec::python_status(words, n);
+}
+
+namespace {
+struct BorrowJob {
+  int iters;
+  uint32_t frames;
+  double ns;
+  char status[32];
+};
+
+void* borrow_thread(void* arg) {
+  auto* job = static_cast<BorrowJob*>(arg);
+  job->ns = best_of_rounds(job->iters, &job->frames, gpumemrec::capture_python_frames);
+  uint64_t words[gpumemrec::kMaxPythonFrames + 1];
+  uint32_t n = gpumemrec::capture_python_frames(words, gpumemrec::kMaxPythonFrames + 1);
+  snprintf(job->status, sizeof job->status, "%s", gpumemrec::python_status(words, n));
+  return nullptr;
+}
+}  // namespace
+
+// A borrowed capture (record/python_borrow.h): a new native thread (no
+// Python frame of its own) captures `iters` times per round while the
+// caller waits in C, called from a function shaped like PyTorch's
+// _engine_run_backward (cases/pystack_cost.py) with the GIL released.
+// Returns the best ns per capture; writes the words of the last one
+// (marker + frames) and its status.
+__attribute__((visibility("default"))) double gmr_bench_borrow(int iters, int* words_out, char* status, int status_len) {
+  BorrowJob job{iters, 0, -1, ""};
+  pthread_t t;
+  if (pthread_create(&t, nullptr, borrow_thread, &job) != 0) return -1;
+  pthread_join(t, nullptr);
+  if (words_out) *words_out = int(job.frames);
+  snprintf(status, size_t(status_len), "%s", job.status);
+  return job.ns;
 }
 
 // Code objects interned so far (each re-intern after an address reuse

@@ -491,10 +491,16 @@ def main():
     args = ap.parse_args()
     global UNNAMED_LOOP
     UNNAMED_LOOP = args.unnamed_eval_loop
+    return run_named_case(args, globals())
+
+
+def run_named_case(args, cases):
+    """Runs cases["case_" + args.case](args, tmp) in a fresh directory;
+    prints PASS or FAIL with the bundles' summaries; returns the exit code."""
     print("interpreter: %s %s" % (sys.executable, sys.version.split()[0]))
     with tempfile.TemporaryDirectory(prefix="gmr_py_") as tmp:
         try:
-            globals()["case_" + args.case](args, tmp)
+            cases["case_" + args.case](args, tmp)
         except Failure as e:
             print("FAIL (%s): %s" % (args.case, e))
             for d in glob.glob(os.path.join(tmp, "*", "summary.txt")):

@@ -341,6 +341,23 @@ def case_roles_train(args, tmp):
            ("weights", "MLP", "scale")} <= names, "top: %s" % roles["top"])
     check(fw["memory_fraction"] is None and fw["expandable_segments"] is False and
           fw["allocator_backend"] == "native", "settings: %s" % fw)
+    check_backward_line(tmp, "train_backward.py")
+
+
+def check_backward_line(tmp, prog):
+    """The failing cudaMalloc ran on the engine's thread, which has no Python
+    frame: its stack borrows the frames of the thread waiting in backward
+    and names the program's loss.backward() line (docs/design.md)."""
+    d = [d for d in bundles(tmp) if os.path.exists(os.path.join(d, "framework.json"))][0]
+    md = load(d, "metadata.json")
+    stack = {s["stack_id"]: s for s in load(d, "stacks.json")}.get(md["stack_id"], {})
+    with open(os.path.join(CASES, prog)) as f:
+        line = [i for i, text in enumerate(f, 1) if "loss.backward()" in text][0]
+    frames = [(os.path.basename(fr.get("file", "")), fr.get("line")) for fr in stack.get("frames", [])
+              if fr.get("kind") == "python"]
+    check(stack.get("python") == "borrowed" and (prog, line) in frames,
+          "the failing stack does not name %s:%d from the waiting thread: python=%s frames=%s" %
+          (prog, line, stack.get("python"), frames[:6]))
 
 
 def case_roles_kv(args, tmp):

@@ -1,5 +1,6 @@
 #include "shim/dump/write/dump_model.h"
 
+#include "common/autograd_node.h"
 #include "common/card_accounting.h"
 #include "common/frame_order.h"
 #include "common/site_rules.h"
@@ -39,6 +40,24 @@ model::Frame native_frame(Symbolizer& sym, uint64_t word) {
   return f;
 }
 
+// Frames borrowed from a thread waiting in backward (record/python_borrow.h)
+// are kept only for a stack that runs in PyTorch (common/autograd_node.h):
+// another native thread allocating while a Python thread waits in backward
+// (an NCCL or XLA thread) is not backward's work.
+void borrowed_frames(const uint64_t* words, uint32_t n, const std::vector<model::Frame>& native,
+                     std::vector<model::Frame>* python, model::Stack* s) {
+  uint32_t tid = 0;
+  if (python_borrow_ambiguous(words, n)) s->python_borrow = "ambiguous";
+  if (!python_lender(words, n, &tid)) return;
+  if (!autograd::runs_in_torch(native)) {
+    python->clear();
+    s->python = "native_thread";
+    s->python_borrow = "not_torch";
+    return;
+  }
+  s->python_thread = tid;
+}
+
 model::Stack one_stack(Recorder* r, Symbolizer& sym, uint32_t id) {
   model::Stack s;
   s.stack_id = id;
@@ -52,6 +71,8 @@ model::Stack one_stack(Recorder* r, Symbolizer& sym, uint32_t id) {
     if (is_python_word(words[i]) && !is_python_marker(words[i])) python.push_back(python_frame(words[i]));
   for (uint32_t i = 0; i < n; ++i)
     if (!is_python_word(words[i])) native.push_back(native_frame(sym, words[i]));
+  borrowed_frames(words, n, native, &python, &s);
+  s.autograd_node = autograd::node_of(native);
   // Python frames where the interpreter's evaluation loop runs, native
   // frames innermost (common/frame_order.h): every consumer of stacks.json,
   // summary.txt and snapshot.pickle sees one caller order.

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "common/autograd_node.h"
 #include "common/card_accounting.h"
 #include "common/format.h"
 #include "common/live_sites.h"
@@ -33,6 +34,8 @@ std::string site_line(const model::Stack& s) {
   const model::Frame* f = site::site_frame_of(s);
   std::string line = "    site: " + (f ? frame_line(*f) : std::string("(no frames)"));
   if (!s.library.empty()) line += "  library: " + s.library;
+  const std::string note = autograd::site_note(s);
+  if (!note.empty()) line += "  [" + note + "]";
   return line + "\n";
 }
 

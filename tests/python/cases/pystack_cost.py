@@ -63,3 +63,31 @@ for label in ("recursion", "distinct"):
         print("capture_python_frames (%s, %s): %.1f ns per event at %d Python frames (status %s, innermost %s:%d);"
               " floor (bare walk) %.1f ns, added %.1f ns (%.2fx the floor)"
               % (how, label, ns, frames, status, func, line, floor, ns - floor, ns / floor))
+
+
+# A borrowed capture: a native thread with no Python frame while this thread
+# waits in a function shaped like PyTorch's _engine_run_backward (the
+# autograd_shape fixture), GIL released. The same DEPTH of Python frames.
+import os  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "autograd_shape", "site-packages"))
+from torch.autograd import graph  # noqa: E402  (the fixture)
+
+released.gmr_bench_borrow.restype = ctypes.c_double
+released.gmr_bench_borrow.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_int), ctypes.c_char_p, ctypes.c_int]
+graph.Variable._execution_engine.run_backward = released.gmr_bench_borrow
+
+
+def borrow(depth):
+    if depth > 3:  # DEPTH - 2 of these, _engine_run_backward and <module>
+        return borrow(depth - 1)
+    words, status = ctypes.c_int(), ctypes.create_string_buffer(32)
+    ns = graph._engine_run_backward(ITERS // 10, ctypes.byref(words), status, 32)
+    return ns, words.value, status.value.decode()
+
+
+ns, words, status = borrow(DEPTH)
+print("borrowed capture (native thread, caller waiting in _engine_run_backward): %.1f ns per event at %d words"
+      " (status %s)" % (ns, words, status))
+if status != "borrowed" or words != DEPTH + 1:
+    sys.exit("borrowed capture: status %s, %d words (want borrowed, %d)" % (status, words, DEPTH + 1))
