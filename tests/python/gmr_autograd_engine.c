@@ -15,6 +15,9 @@
  * with dlsym on the runtime's handle (the preloaded recorder's dlsym hands
  * out its hook), as native_thread_lib.c does.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* RTLD_DEFAULT */
+#endif
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stddef.h>
@@ -99,4 +102,85 @@ int gmr_engine_run_backward(const char* cudart_path, int njobs, gmr_take_fn take
   dlclose(h);
   if (failed_job) *failed_job = b.failed_job;
   return b.status;
+}
+
+/* ---- run_backward as a C method of the engine object, as PyTorch's is
+ * (python_engine.cpp: THPEngine_methods lists run_backward with
+ * METH_VARARGS | METH_KEYWORDS; THPEngine_run_backward parses its arguments,
+ * then runs Engine::execute under pybind11::gil_scoped_release). So while
+ * backward runs, the waiting thread's innermost Python frame is its caller,
+ * torch/autograd/graph.py _engine_run_backward: no Python frame of the
+ * engine's own sits above it. The Python part (torch/_autograd_engine.py)
+ * prepares the graph task before the wait and finishes it after, each as a
+ * call that returns before the GIL is released.
+ *
+ * The interpreter's functions are taken from the process (the python
+ * executable or libpython exports them), all of the stable ABI, so one build
+ * serves every CPython the tests run; nothing here includes Python.h. */
+typedef struct gmr_pyobject gmr_pyobject;
+struct gmr_method_def {
+  const char* name;
+  gmr_pyobject* (*meth)(gmr_pyobject*, gmr_pyobject*, gmr_pyobject*);
+  int flags;
+  const char* doc;
+};
+enum { GMR_METH_VARARGS = 1, GMR_METH_KEYWORDS = 2 };
+
+static struct {
+  gmr_pyobject* (*get_attr)(gmr_pyobject*, const char*);
+  gmr_pyobject* (*call)(gmr_pyobject*, gmr_pyobject*, gmr_pyobject*);
+  int (*parse_tuple)(gmr_pyobject*, const char*, ...);
+  void* (*save_thread)(void);
+  void (*restore_thread)(void*);
+  gmr_pyobject* (*call_method)(gmr_pyobject*, const char*, const char*, ...);
+  void (*dec_ref)(gmr_pyobject*);
+  gmr_pyobject* (*new_cfunction)(struct gmr_method_def*, gmr_pyobject*, gmr_pyobject*);
+} py;
+
+static int load_python_api(void) {
+  if (py.new_cfunction) return 0;
+  py.get_attr = dlsym(RTLD_DEFAULT, "PyObject_GetAttrString");
+  py.call = dlsym(RTLD_DEFAULT, "PyObject_Call");
+  py.parse_tuple = dlsym(RTLD_DEFAULT, "PyArg_ParseTuple");
+  py.save_thread = dlsym(RTLD_DEFAULT, "PyEval_SaveThread");
+  py.restore_thread = dlsym(RTLD_DEFAULT, "PyEval_RestoreThread");
+  py.call_method = dlsym(RTLD_DEFAULT, "PyObject_CallMethod");
+  py.dec_ref = dlsym(RTLD_DEFAULT, "Py_DecRef");
+  py.new_cfunction = dlsym(RTLD_DEFAULT, "PyCFunction_NewEx");
+  return py.get_attr && py.call && py.parse_tuple && py.save_thread && py.restore_thread && py.call_method &&
+                 py.dec_ref && py.new_cfunction ? 0 : -1;
+}
+
+/* self._prepare(*args, **kwargs) -> (cudart_path, njobs, take, release,
+ * place, oom, &failed) as integers; the wait with the GIL released; then
+ * self._finish(rc), whose result (or exception) is run_backward's. */
+static gmr_pyobject* run_backward_method(gmr_pyobject* self, gmr_pyobject* args, gmr_pyobject* kwargs) {
+  gmr_pyobject* prepare = py.get_attr(self, "_prepare");
+  if (!prepare) return NULL;
+  gmr_pyobject* prepared = py.call(prepare, args, kwargs);
+  py.dec_ref(prepare);
+  if (!prepared) return NULL;
+  const char* path;
+  int njobs;
+  unsigned long long take, release, place, oom, failed;
+  if (!py.parse_tuple(prepared, "yiKKKKK", &path, &njobs, &take, &release, &place, &oom, &failed)) {
+    py.dec_ref(prepared);
+    return NULL;
+  }
+  void* ts = py.save_thread();
+  int rc = gmr_engine_run_backward(path, njobs, (gmr_take_fn)take, (gmr_release_fn)release, (gmr_place_fn)place,
+                                   (gmr_oom_fn)oom, (int*)failed);
+  py.restore_thread(ts);
+  py.dec_ref(prepared);  /* it held the path's bytes during the wait */
+  return py.call_method(self, "_finish", "i", rc);
+}
+
+static struct gmr_method_def run_backward_def = {"run_backward", run_backward_method,
+                                                 GMR_METH_VARARGS | GMR_METH_KEYWORDS, NULL};
+
+/* The bound method for `engine` (called through ctypes.PyDLL, GIL held);
+ * NULL with no exception set only if the interpreter's API is not found. */
+gmr_pyobject* gmr_engine_method(gmr_pyobject* engine) {
+  if (load_python_api() != 0) return NULL;
+  return py.new_cfunction(&run_backward_def, engine, NULL);
 }

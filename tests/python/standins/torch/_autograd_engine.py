@@ -25,6 +25,7 @@ that thread has no Python frame (nor thread state) at that moment.
 import ctypes
 import heapq
 import os
+import threading
 
 from . import _autograd_nodes as nodes
 
@@ -32,17 +33,6 @@ _TAKE = ctypes.CFUNCTYPE(ctypes.c_longlong, ctypes.c_int)
 _RELEASE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_size_t)
 _PLACE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t)
 _OOM = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_size_t, ctypes.c_size_t, ctypes.c_size_t)
-_lib = []
-
-
-def _native():
-    if not _lib:
-        lib = ctypes.CDLL(os.environ["GMR_AUTOGRAD_ENGINE"])  # ctypes releases the GIL in the call
-        lib.gmr_engine_run_backward.restype = ctypes.c_int
-        lib.gmr_engine_run_backward.argtypes = [ctypes.c_char_p, ctypes.c_int, _TAKE, _RELEASE, _PLACE, _OOM,
-                                                ctypes.POINTER(ctypes.c_int)]
-        _lib.append(lib)
-    return _lib[0]
 
 
 def _order(roots):
@@ -122,21 +112,42 @@ class _GraphTask:
 
 
 class _ImperativeEngine:
-    def run_backward(self, tensors, grad_tensors, keep_graph, create_graph, inputs=(), allow_unreachable=True,
-                     accumulate_grad=True):
+    """THPEngine: run_backward is a C method (gmr_engine_method in the
+    native part, as python_engine.cpp's THPEngine_run_backward is), so the
+    waiting thread has no Python frame of the engine's own during the wait.
+    It calls _prepare before releasing the GIL and _finish after."""
+
+    @property
+    def run_backward(self):
+        method = self.__dict__.get("_method")
+        if method is None:
+            make = ctypes.PyDLL(os.environ["GMR_AUTOGRAD_ENGINE"]).gmr_engine_method
+            make.restype = ctypes.py_object
+            make.argtypes = [ctypes.py_object]
+            method = self.__dict__["_method"] = make(self)
+            self.__dict__["_tasks"] = threading.local()
+        return method
+
+    def _prepare(self, tensors, grad_tensors, keep_graph, create_graph, inputs=(), allow_unreachable=True,
+                 accumulate_grad=True):
+        task = _GraphTask(tensors, grad_tensors, keep_graph)
+        task.callbacks = [_TAKE(_guard(task, task.take, -1)), _RELEASE(_guard(task, _release, 0)),
+                          _PLACE(_guard(task, task.place, -1)), _OOM(_guard(task, _oom, None))]
+        task.failed = ctypes.c_int(-1)
+        self._tasks.current = task  # one graph task per calling thread
+        return ((os.environ["GMR_CUDART"].encode(), len(task.jobs)) +
+                tuple(ctypes.cast(cb, ctypes.c_void_p).value for cb in task.callbacks) +
+                (ctypes.addressof(task.failed),))
+
+    def _finish(self, rc):
         from . import _C
 
-        task = _GraphTask(tensors, grad_tensors, keep_graph)
-        callbacks = [_TAKE(_guard(task, task.take, -1)), _RELEASE(_guard(task, _release, 0)),
-                     _PLACE(_guard(task, task.place, -1)), _OOM(_guard(task, _oom, None))]
-        failed = ctypes.c_int(-1)
-        rc = _native().gmr_engine_run_backward(os.environ["GMR_CUDART"].encode(), len(task.jobs), *callbacks,
-                                               ctypes.byref(failed))
+        task, self._tasks.current = self._tasks.current, None
         task.buffers.clear()  # the graph task goes: its InputBuffers with it
         if task.error is not None:
             raise task.error
         if rc == 1:
-            raise _C.OutOfMemoryError("CUDA out of memory (autograd engine, job %d)." % failed.value)
+            raise _C.OutOfMemoryError("CUDA out of memory (autograd engine, job %d)." % task.failed.value)
         if rc != 0:
             raise RuntimeError("autograd engine stand-in failed (%d)" % rc)
         return ()
