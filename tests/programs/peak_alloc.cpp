@@ -5,7 +5,7 @@
 //     allocates A = 64 MiB (alloc_peak_a), B = 32 MiB (alloc_peak_b): the
 //     peak, 96 MiB; frees A; allocates C = 16 MiB (alloc_after_peak); then
 //     <churn> pairs of 4 KiB cudaMalloc/cudaFree (churn_pair), sleeping
-//     1 ms every 32 pairs (a program the keeper follows with a 4096-event
+//     1 ms every 16 pairs (a program the keeper follows with a 4096-event
 //     ring); exits with B and C live.
 //   peak_alloc burst <pairs>
 //     A and B as above, free A, then <pairs> pairs of 4 KiB without pause
@@ -63,7 +63,7 @@ void steps(uint64_t churn, bool pause) {
   if (pause) alloc_after_peak(16 * kMiB);
   for (uint64_t i = 0; i < churn; ++i) {
     churn_pair();
-    if (pause && i % 32 == 31) usleep(1000);
+    if (pause && i % 16 == 15) usleep(1000);
   }
   if (!pause) alloc_after_peak(16 * kMiB);
   printf("DONE live_bytes=%llu\n", (unsigned long long)(48 * kMiB));

@@ -4,6 +4,7 @@
 
 #include "shim/dump/capture/event_order.h"
 #include "shim/dump/capture/history.h"
+#include "shim/base/log.h"
 
 namespace gpumemrec {
 
@@ -31,8 +32,8 @@ std::string why_stopped(const PeakInput& in, uint64_t window_first) {
 std::vector<Event> events_after_keeper(const PeakInput& in, const FrozenState& frozen, uint64_t* late) {
   const PeakKept& k = in.kept;
   std::vector<Event> late_events, tail;
-  for (const Event& e : k.pending)
-    if (e.time_ns <= frozen.cut_ns) tail.push_back(e);
+  for (size_t i = k.pending_from; i < k.pending.size(); ++i)
+    if (k.pending[i].time_ns <= frozen.cut_ns) tail.push_back(k.pending[i]);
   for (uint64_t i = 0; i < frozen.event_count; ++i) {
     const Event& e = frozen.events[i];
     if (e.seq < k.cursor || e.time_ns > frozen.cut_ns) continue;
@@ -59,6 +60,8 @@ void finish_peak(const PeakInput& in, const FrozenState& frozen, PeakReport* out
     for (const Event& e : events_after_keeper(in, frozen, &late)) replay.apply(e);
     if (late) why = counted("%llu events reached the peak keeper after later ones were replayed", late);
   }
+  if (!why.empty()) GM_DEBUG("peak.json: not exact: {} (keeper cursor {}, horizon {}, lost {}, late {})", why,
+                             in.kept.cursor, in.kept.horizon_ns, in.kept.lost, in.kept.late);
   out->present = true;
   out->why = why;
   out->devices.clear();

@@ -44,6 +44,21 @@ uint64_t horizon_from_notes(PeakTail* t, uint64_t block) {
   return std::max(h, t->kept.horizon_ns);
 }
 
+// Appends `n` events to pending, keeping it in time order: sorted on their
+// own, then merged only where they overlap what waits (a thread's events
+// come in order, so most batches start after the last one waiting).
+void add_pending(PeakKept& k, Event* events, size_t n) {
+  if (n == 0) return;
+  order_events(events, n, 0, UINT64_MAX, 0);
+  const size_t old = k.pending.size();
+  k.pending.insert(k.pending.end(), events, events + n);
+  if (old == k.pending_from || earlier(k.pending[old - 1], k.pending[old])) return;
+  auto by_time = [](const Event& a, const Event& b) { return earlier(a, b); };
+  auto first = std::upper_bound(k.pending.begin() + ptrdiff_t(k.pending_from), k.pending.begin() + ptrdiff_t(old),
+                                k.pending[old], by_time);
+  std::inplace_merge(first, k.pending.begin() + ptrdiff_t(old), k.pending.end(), by_time);
+}
+
 // Reads [cursor, to) into pending; an event the horizon has passed already
 // is replayed at once (late). At the first seq lost the keeper stops.
 uint64_t read_settled(const Ring& ring, PeakTail* t, uint64_t to) {
@@ -62,29 +77,35 @@ uint64_t read_settled(const Ring& ring, PeakTail* t, uint64_t to) {
   const uint64_t read = to - k.cursor;
   k.cursor = to;
   if (k.stopped()) return read;  // lost now: nothing of this read is replayed
+  size_t kept = 0;
   for (uint64_t i = 0; i < n; ++i) {
     const Event& e = t->scratch[i];
     if (e.time_ns <= k.horizon_ns && k.horizon_ns != 0) {
       if (event_memory_change(e) != 0) ++k.late;
       k.replay.apply(e);
     } else {
-      k.pending.push_back(e);
+      t->scratch[kept++] = e;
     }
   }
+  add_pending(k, t->scratch.data(), kept);
   return read;
 }
 
 // Replays pending events up to `horizon` (time order), and the oldest past
 // it while more than `max_pending` wait; the new horizon.
 // Never past `now` (the moment the pass began: see the holds in the header).
+// The replayed ones are dropped in bulk, once they are half of the vector.
 uint64_t replay_pending(PeakKept& k, uint64_t horizon, size_t max_pending, uint64_t now) {
-  const size_t n = order_events(k.pending.data(), k.pending.size(), 0, UINT64_MAX, 0);
-  size_t done = 0;
+  const size_t n = k.pending.size();
+  size_t& done = k.pending_from;
   while (done < n && (k.pending[done].time_ns <= horizon || (n - done > max_pending && k.pending[done].time_ns < now))) {
     horizon = std::max(horizon, k.pending[done].time_ns);
     k.replay.apply(k.pending[done++]);
   }
-  k.pending.erase(k.pending.begin(), k.pending.begin() + ptrdiff_t(done));
+  if (done > 4096 && done * 2 > n) {
+    k.pending.erase(k.pending.begin(), k.pending.begin() + ptrdiff_t(done));
+    done = 0;
+  }
   return horizon;
 }
 
@@ -93,12 +114,13 @@ uint64_t replay_pending(PeakKept& k, uint64_t horizon, size_t max_pending, uint6
 uint64_t peak_tail_step(const Ring& ring, PeakTail* t, uint64_t now_ns, bool hold) {
   PeakKept& k = t->kept;
   const size_t max_pending = size_t(kPendingPerRing * ring.capacity());
-  if (hold && k.pending.size() >= max_pending) return 0;  // held too long: the ring may wrap past it
+  if (hold && k.pending.size() - k.pending_from >= max_pending) return 0;  // held too long: the ring may wrap past it
   note_end(t, now_ns, ring.end());
   const uint64_t floor = std::min(ring.floor(), ring.end());
   const uint64_t read = read_settled(ring, t, floor);
   if (k.stopped()) {
     k.pending.clear();
+    k.pending_from = 0;
     return read;
   }
   if (hold) return read;  // the horizon stays before the freeze's cut
@@ -108,10 +130,11 @@ uint64_t peak_tail_step(const Ring& ring, PeakTail* t, uint64_t now_ns, bool hol
   return read;
 }
 
-uint64_t peak_keeper_period(uint64_t capacity, uint64_t read, uint64_t elapsed_ns) {
-  if (read == 0 || elapsed_ns == 0) return kMaxPeriodNs;
-  // A quarter of the ring at the rate seen.
-  const double ns = double(capacity / 4) * double(elapsed_ns) / double(read);
+uint64_t peak_keeper_period(uint64_t capacity, uint64_t read, uint64_t elapsed_ns, uint64_t last_period_ns) {
+  if (read == 0 || elapsed_ns == 0)  // idle: back off, doubling, to kIdlePeriodNs
+    return std::min(kIdlePeriodNs, std::max(kMaxPeriodNs, last_period_ns * 2));
+  // An eighth of the ring at the rate seen.
+  const double ns = double(capacity / 8) * double(elapsed_ns) / double(read);
   return ns < double(kMinPeriodNs) ? kMinPeriodNs : ns > double(kMaxPeriodNs) ? kMaxPeriodNs : uint64_t(ns);
 }
 
@@ -126,6 +149,7 @@ std::atomic<bool> g_in_pass{false};  // for the fork child: a pass was cut in tw
 
 void* keeper_main(void*) {
   uint64_t last = monotonic_ns();
+  uint64_t period = kMaxPeriodNs;
   for (;;) {
     const uint64_t now = monotonic_ns();
     uint64_t read = 0;
@@ -142,7 +166,7 @@ void* keeper_main(void*) {
       }
       g_in_pass.store(false, std::memory_order_relaxed);
     }
-    const uint64_t period = peak_keeper_period(g_recorder->ring.capacity(), read, now - last);
+    period = peak_keeper_period(g_recorder->ring.capacity(), read, now - last, period);
     last = now;
     timespec ts{time_t(period / 1000000000ull), long(period % 1000000000ull)};
     while (nanosleep(&ts, &ts) != 0) {
@@ -172,6 +196,8 @@ bool peak_keeper_copy(PeakKept* out) {
   if (!peak_keeper_running()) return false;
   SpinGuard g(g_lock);
   *out = g_tail->kept;
+  out->pending.erase(out->pending.begin(), out->pending.begin() + ptrdiff_t(out->pending_from));
+  out->pending_from = 0;
   return true;
 }
 

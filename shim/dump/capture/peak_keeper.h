@@ -38,12 +38,12 @@
 // a moment before the cut; its pending events after the cut are left out.
 //
 // Wake-ups: no signal from the hot path. The keeper sleeps between passes,
-// as long as a quarter of the ring takes at the rate it last saw, between
-// kMinPeriodNs and kMaxPeriodNs: an idle program costs a hundred wake-ups
-// a second of a few microseconds each (docs/performance.md). A burst that
-// fills more than the ring within one sleep (the default ring: over 6
-// million events a second after an idle pause) is lost to it (exact:
-// false, said).
+// as long as an eighth of the ring takes at the rate it last saw, between
+// kMinPeriodNs and kMaxPeriodNs; after passes that read nothing it backs
+// off, doubling, to kIdlePeriodNs: an idle program costs twenty wake-ups a
+// second (docs/performance.md). A burst that fills more than the ring
+// within one sleep (the default ring: 65,536 events within 50 ms of an
+// idle pause, 10 ms once busy) is lost to it (exact: false, said).
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -57,10 +57,11 @@ namespace gpumemrec {
 
 struct Recorder;
 
-constexpr uint64_t kSlackNs = 250000000ull;      // 250 ms
+constexpr uint64_t kSlackNs = 100000000ull;      // 100 ms
 constexpr uint64_t kPendingPerRing = 4;
 constexpr uint64_t kMinPeriodNs = 1000000ull;    // 1 ms
 constexpr uint64_t kMaxPeriodNs = 10000000ull;   // 10 ms
+constexpr uint64_t kIdlePeriodNs = 50000000ull;  // 50 ms
 
 // What a bundle copies.
 struct PeakKept {
@@ -70,7 +71,8 @@ struct PeakKept {
   uint64_t lost = 0;        // seqs overwritten (or still being written) when read
   uint64_t late = 0;        // events that came after the horizon had passed them
   const char* broken = nullptr;  // why the state cannot be trusted (a fork mid-update)
-  std::vector<Event> pending;    // read, after the horizon, in time order after a pass
+  std::vector<Event> pending;    // read, after the horizon, in time order, from pending_from on
+  size_t pending_from = 0;       // those before it are replayed
   bool stopped() const { return lost != 0 || broken != nullptr; }
 };
 
@@ -89,8 +91,9 @@ struct PeakTail {
 // One pass at moment `now_ns`: read what is settled, replay up to the new
 // horizon (`hold`: read only). Returns the seqs read.
 uint64_t peak_tail_step(const Ring& ring, PeakTail* t, uint64_t now_ns, bool hold = false);
-// The next sleep after a pass that read `read` seqs in `elapsed_ns`.
-uint64_t peak_keeper_period(uint64_t capacity, uint64_t read, uint64_t elapsed_ns);
+// The next sleep after a pass that read `read` seqs in `elapsed_ns` (the
+// last sleep was `last_period_ns`).
+uint64_t peak_keeper_period(uint64_t capacity, uint64_t read, uint64_t elapsed_ns, uint64_t last_period_ns);
 
 // From start-up (lifecycle.cpp): the thread. False when it cannot start.
 bool peak_keeper_start(Recorder* r);
