@@ -75,7 +75,7 @@ void finish_snapshot(const FrozenState& frozen, const FailureInfo* failure, cons
   out->live = reconciler.finish();
   make_history_consistent(out->events.data, out->events.count, out->live);
   add_totals_and_stacks(failure, extra_stacks, out);
-  if (peak) finish_peak_live(out->live, out->live_by_device, frozen, &out->peak);
+  if (peak) finish_peak_live(out->live, out->live_by_device, out->events.data, out->events.count, frozen, &out->peak);
 }
 
 }  // namespace gpumemrec

@@ -1,5 +1,6 @@
 #include "shim/dump/capture/peak_finish.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "shim/dump/capture/event_order.h"
@@ -108,12 +109,29 @@ PeakDevice& device_entry(PeakReport* out, int device) {
   return out->devices.back();
 }
 
+// A figure that is not exact: the window's totals (events.json's
+// memory_allocated) are moments of the run too; the largest is a lower
+// bound when it is more (its sites are not known: none listed).
+void window_floor(const Event* events, size_t count, const FrozenState& frozen, PeakDevice* p) {
+  for (size_t i = 0; i < count; ++i) {
+    const Event& e = events[i];
+    if (event_device(e) != p->device || e.live_after <= p->peak_bytes) continue;
+    p->peak_bytes = e.live_after;
+    p->peak_time_ns = uint64_t(int64_t(e.time_ns) - frozen.wall_offset_ns);
+    p->peak_seq = e.seq;
+    p->sites.clear();
+  }
+}
+
 }  // namespace
 
 void finish_peak_live(const std::vector<LiveEntry>& live, const std::map<int, uint64_t>& live_by_device,
-                      const FrozenState& frozen, PeakReport* out) {
+                      const Event* events, size_t count, const FrozenState& frozen, PeakReport* out) {
   for (const auto& [device, bytes] : live_by_device)
     if (bytes) device_entry(out, device);  // a device the replay never saw (no keeper, or lost)
+  if (!out->why.empty())
+    for (size_t i = 0; i < count; ++i)
+      if (event_memory_change(events[i]) != 0) device_entry(out, event_device(events[i]));
   for (PeakDevice& p : out->devices) {
     auto it = live_by_device.find(p.device);
     const uint64_t now = it == live_by_device.end() ? 0 : it->second;
@@ -132,8 +150,11 @@ void finish_peak_live(const std::vector<LiveEntry>& live, const std::map<int, ui
       p.peak_seq = 0;
       p.sites = live_sites(live, p.device);
     }
+    if (!p.exact) window_floor(events, count, frozen, &p);
     p.peak_time_ns = uint64_t(int64_t(p.peak_time_ns) + frozen.wall_offset_ns);
   }
+  std::sort(out->devices.begin(), out->devices.end(),
+            [](const PeakDevice& a, const PeakDevice& b) { return a.device < b.device; });
 }
 
 }  // namespace gpumemrec

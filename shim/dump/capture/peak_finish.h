@@ -52,10 +52,11 @@ struct PeakInput {
 
 // `frozen`: its events as copied (CLOCK_MONOTONIC, before order_events).
 void finish_peak(const PeakInput& in, const FrozenState& frozen, PeakReport* out);
-// After the reconciliation: the live set at the cut (`live`, bytes per
-// device) checks the replay's end and is the floor of a lower bound; times
-// go to wall time.
+// After the reconciliation and the history: the live set at the cut
+// (`live`, bytes per device) checks the replay's end; where the figure is
+// not exact, it and the window's totals (`events`: time order, wall time,
+// live_after derived) are floors of the lower bound. Times go to wall time.
 void finish_peak_live(const std::vector<LiveEntry>& live, const std::map<int, uint64_t>& live_by_device,
-                      const FrozenState& frozen, PeakReport* out);
+                      const Event* events, size_t count, const FrozenState& frozen, PeakReport* out);
 
 }  // namespace gpumemrec

@@ -244,7 +244,7 @@ TEST(PeakFinish, TheBundleCarriesTheKeeperToTheCut) {
   std::vector<LiveEntry> live(2);
   live[0].key = 0x1000, live[0].size = 700, live[0].stack_id = 2, live[0].device = 0;
   live[1].key = 0x2000, live[1].size = 600, live[1].stack_id = 3, live[1].device = 0;
-  finish_peak_live(live, {{0, 1300}}, frozen, &rep);
+  finish_peak_live(live, {{0, 1300}}, nullptr, 0, frozen, &rep);
   ASSERT_EQ(rep.devices.size(), 1u);
   const PeakDevice& p = rep.devices[0];
   EXPECT_TRUE(p.exact) << p.why_inexact;
@@ -266,7 +266,7 @@ TEST(PeakFinish, NoKeeperAndAWrappedRingGiveTheLiveSetAsALowerBound) {
   finish_peak(in, frozen, &rep);
   std::vector<LiveEntry> live(1);
   live[0].key = 0x9000, live[0].size = 4096, live[0].stack_id = 9, live[0].device = 2;
-  finish_peak_live(live, {{2, 4096}}, frozen, &rep);
+  finish_peak_live(live, {{2, 4096}}, nullptr, 0, frozen, &rep);
   ASSERT_EQ(rep.devices.size(), 1u);
   const PeakDevice& p = rep.devices[0];
   EXPECT_FALSE(p.exact);
@@ -276,4 +276,33 @@ TEST(PeakFinish, NoKeeperAndAWrappedRingGiveTheLiveSetAsALowerBound) {
   EXPECT_EQ(p.peak_time_ns, 77u);
   ASSERT_EQ(p.sites.size(), 1u);
   EXPECT_EQ(p.sites[0].stack_id, 9u);
+}
+
+TEST(PeakFinish, AStoppedKeeperTakesTheWindowsLargestTotalAsALowerBound) {
+  FrozenState frozen;
+  frozen.end_seq = 5000;
+  frozen.cut_ns = 900;
+  frozen.wall_offset_ns = 1000;
+  PeakInput in;
+  in.keeper = true;
+  in.capacity = 1024;
+  in.kept.lost = 7;  // the keeper stopped before it replayed anything
+  PeakReport rep;
+  finish_peak(in, frozen, &rep);
+  // The window after the history (wall time, live_after derived).
+  std::vector<Event> window = {alloc(4000, 1500, 0x1000, 300, 1), alloc(4001, 1600, 0x2000, 200, 2),
+                               free_of(4002, 1700, 0x1000, 300, 1)};
+  window[0].live_after = 300, window[1].live_after = 500, window[2].live_after = 200;
+  std::vector<LiveEntry> live(1);
+  live[0].key = 0x2000, live[0].size = 200, live[0].stack_id = 2, live[0].device = 0;
+  finish_peak_live(live, {{0, 200}}, window.data(), window.size(), frozen, &rep);
+  ASSERT_EQ(rep.devices.size(), 1u);
+  const PeakDevice& p = rep.devices[0];
+  EXPECT_FALSE(p.exact);
+  EXPECT_NE(p.why_inexact.find("reused 7 slots"), std::string::npos) << p.why_inexact;
+  EXPECT_EQ(p.peak_bytes, 500u);
+  EXPECT_EQ(p.peak_seq, 4001u);
+  EXPECT_EQ(p.peak_time_ns, 1600u);
+  EXPECT_TRUE(p.sites.empty()) << "not known from the window's totals";
+  EXPECT_EQ(p.live_now_bytes, 200u);
 }
