@@ -60,7 +60,7 @@ bool write_bundle(int dirfd, const BundleInput& in, const FrozenState& frozen, S
   DumpSnapshot snap;
   PeakInput peak;
   peak.keeper = peak_keeper_copy(&peak.kept);
-  peak.capacity = in.recorder->ring.capacity();
+  peak.capacity = in.recorder ? in.recorder->ring.capacity() : 0;  // 0: the window is not known to start at seq 1
   finish_snapshot(frozen, in.failure, recovered_stacks, &snap, &peak);
   sym.begin();
   std::vector<model::Stack> stacks;
