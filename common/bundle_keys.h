@@ -150,7 +150,18 @@
   X(kMaxTotalMb, "max_total_mb")                                                  \
   X(kPythonStacks, "python_stacks")                                               \
   X(kSymbolizer, "symbolizer")                                                    \
-  X(kUnwinder, "unwinder")
+  X(kUnwinder, "unwinder")                                                        \
+  /* peak.json */                                                                 \
+  X(kSchema, "schema")                                                            \
+  X(kPeakBytes, "peak_bytes")                                                     \
+  X(kPeakTimeNs, "peak_time_ns")                                                  \
+  X(kPeakSeq, "peak_seq")                                                         \
+  X(kExact, "exact")                                                              \
+  X(kWhyInexact, "why_inexact")                                                   \
+  X(kLiveNowBytes, "live_now_bytes")                                              \
+  X(kEventsReplayed, "events_replayed")                                           \
+  X(kSites, "sites")                                                              \
+  X(kBytes, "bytes")
 
 namespace gpumemrec::key {
 

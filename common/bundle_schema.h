@@ -29,6 +29,7 @@ inline constexpr char kSummary[] = "summary.txt";
 inline constexpr char kSnapshot[] = "snapshot.pickle";
 // The framework's own view, from the Python start-up hook (docs/python-hook.md).
 inline constexpr char kFramework[] = "framework.json";
+inline constexpr char kPeak[] = "peak.json";
 inline constexpr char kFrameworkState[] = "framework_state.pickle";
 inline constexpr char kFrameworkMemoryProfile[] = "framework_memory_profile.pb.gz";
 }  // namespace file

@@ -18,7 +18,15 @@ struct Event {
   uint64_t address;      // device pointer, VMM handle, or 0
   uint64_t size;         // bytes asked for / released (0 when unknown)
   uint64_t stream;       // stream handle for stream-ordered calls, else 0
-  uint64_t live_after;   // live bytes on `device` after this event: 0 in the ring, derived at the dump
+  union {
+    // At the dump: live bytes on `device` after this event (derived there,
+    // shim/dump/capture/history.h).
+    uint64_t live_after;
+    // In the ring: a free's (or a destroyed context's release), the stack id
+    // of the allocation it frees (the peak keeper's replay,
+    // shim/dump/capture/peak_replay.h); 0 otherwise.
+    uint64_t freed_stack;
+  };
   uint32_t stack_id;     // 0 = none
   uint32_t tid : 24;     // Linux thread id (pid_max is at most 2^22)
   uint32_t device1 : 8;  // device ordinal + 1; 0 = unknown

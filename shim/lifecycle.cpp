@@ -15,8 +15,10 @@
 #include <cerrno>
 
 #include "shim/base/loader_guard.h"
+#include "shim/base/log.h"
 #include "shim/base/privilege.h"
 #include "shim/base/python_hook_env.h"
+#include "shim/dump/capture/peak_keeper.h"
 #include "shim/dump/dumper.h"
 #include "shim/dump/signal_dump.h"
 #include "shim/hooks/exit_hook.h"
@@ -40,6 +42,7 @@ void atfork_parent() { recorder_atfork_parent(); }
 void atfork_child() {
   recorder_atfork_child();
   dumper_atfork_child();
+  peak_keeper_atfork_child();
   signal_dump_atfork_child();
 }
 
@@ -53,6 +56,8 @@ __attribute__((constructor)) void gpumemrec_constructor() {
   python_hook_inject(r && r->cfg.python_hook);
   if (r) {
     dumper_init(r);
+    // The peak keeper (peak_keeper.h): without it, peak.json says the window alone.
+    if (!peak_keeper_start(r)) GM_DEBUG("no peak keeper thread: peaks come from the ring's window only");
     pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
     if (r->cfg.stack_depth > 0) stack_capture_init(r->cfg.unwinder);
     python_stack_init(r->cfg.python_stacks);

@@ -106,6 +106,8 @@ void fill_input(const DumpJob& job, const DumpServices& s, const Verdict& v, Wri
     in.verdict.cause = FatalCause::kFramework;
   } else if (job.has_failure) {
     in.framework = framework_report_take(job.episode);
+  } else if (job.reason == DumpReason::kExit || job.reason == DumpReason::kSignal) {
+    in.framework = framework_exit_get();  // the hook's digest at the interpreter's exit, if any
   }
   try {
     if (in.backend == Backend::kCuda) in.gpu_processes = query_gpu_processes(std::max(bundle_device(in), 0));

@@ -21,13 +21,8 @@ constexpr size_t kMaxStateBytes = size_t(1) << 30;  // memory_viz fails past abo
 
 std::shared_ptr<FrameworkReport> make_report(const char* digest, size_t digest_len, const char* state_name,
                                              const void* state, size_t state_len, std::string* why) {
-  if (!digest || digest_len == 0 || digest_len > kMaxDigestBytes) {
-    *why = "no digest, or one over 1 MiB";
-    return nullptr;
-  }
-  auto r = std::make_shared<FrameworkReport>();
-  if (!parse_framework_digest(digest, digest_len, &r->fields, why)) return nullptr;
-  r->digest.assign(digest, digest_len);
+  auto r = framework_report_from_digest(digest, digest_len, kMaxDigestBytes, why);
+  if (!r) return nullptr;
   if (state && state_len > 0) {
     if (!state_name || !framework_state_name_ok(state_name)) {
       *why = "an unknown state file name";

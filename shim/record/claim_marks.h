@@ -56,6 +56,9 @@ class ClaimMarks {
 
   // True while `seq` may still be handed out (rule 1).
   bool fresh(uint64_t seq) const { return seq >= floor_.load(std::memory_order_acquire); }
+  // Seqs below it are never handed out again (rule 1): the peak keeper reads
+  // up to it (shim/dump/capture/peak_keeper.h).
+  uint64_t floor() const { return floor_.load(std::memory_order_acquire); }
 
   // After a block ending at `end` (one past its last seq) was claimed.
   void on_claim(uint64_t end) {

@@ -143,7 +143,7 @@ inline void fill(Event& e, HookId api, EventKind kind, MemoryType type, int devi
   e.result = int16_t(result);
   e.api = uint8_t(api);
   e.kind_type = pack_kind_type(kind, type);
-  e.live_after = 0;  // derived at the dump (history.h): no shared total is read per call
+  e.live_after = 0;  // derived at the dump (history.h): no shared total is read per call; freed_stack shares it
 }
 
 }  // namespace
@@ -333,6 +333,7 @@ void end_free(HookId api, const PendingFree& pending, uint64_t key, int device_h
   e.seq = c.seq;
   fill(e, api, result == 0 ? EventKind::kFree : EventKind::kFreeFailed, mt, device, key, size, stream, t0_ns, t1,
        t0_ns, result, stack);
+  if (pending.known) e.freed_stack = pending.entry.stack_id;  // a store into the event being filled
   if (result == 0 && pending.known) {
     add_live(r, device, -int64_t(size));
     if (hook_stream_ordered(HookId(pending.entry.api))) r->live_bytes.add_pooled(device, -int64_t(size));
@@ -386,6 +387,7 @@ void record_released_entry(HookId api, const LiveEntry& le, uint32_t stack) {
   e.seq = c.seq;
   fill(e, api, mapping ? EventKind::kUnmap : EventKind::kFree, mt, le.device, le.key, le.size, 0, now, now, now, 0,
        stack);
+  e.freed_stack = le.stack_id;
   if (!mapping) {  // a mapping's bytes are its handle's
     add_live(r, le.device, -int64_t(le.size));
     if (hook_stream_ordered(HookId(le.api))) r->live_bytes.add_pooled(le.device, -int64_t(le.size));

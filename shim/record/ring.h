@@ -149,6 +149,7 @@ class Ring {
   // (claim_marks.h, rule 2); 0: from its first event.
   uint64_t complete_from(uint64_t lo) const { return marks_.complete_from(lo); }
   uint64_t lag() const { return marks_.lag(); }
+  uint64_t floor() const { return marks_.floor(); }
 
   // One seq (tests, and whoever needs no block): the acquire pairs with the
   // swap that made this generation, which published its buffer first.
@@ -217,6 +218,12 @@ class Ring {
   // seq, so this covers filling in the event and the live-table update).
   bool writing_in(int buffer, uint64_t seq) const {
     return __atomic_load_n(words(buffer, seq), __ATOMIC_RELAXED) == (kBusyBit | epoch_.load(std::memory_order_relaxed));
+  }
+  // True when a newer event owns the slot of `seq` in `buffer` (`seq` was
+  // overwritten: lost to a reader that comes now).
+  bool overwritten_in(int buffer, uint64_t seq) const {
+    const uint64_t w = __atomic_load_n(words(buffer, seq), __ATOMIC_RELAXED);
+    return !(w & kBusyBit) && w > seq;
   }
   // The same, wherever `seq` lives (one walk of the generations per call:
   // for a few events; a window is read by segments()).

@@ -30,7 +30,7 @@ def preload_env(*libs):
 
 
 BUNDLE_FILES = ["metadata.json", "events.json", "allocations.json", "stacks.json", "environment.json",
-                "summary.txt", "manifest.json"]
+                "summary.txt", "manifest.json", "peak.json"]
 
 
 class Failure(Exception):
@@ -233,6 +233,7 @@ class Bundle:
             last_seq[e["thread_id"]] = e["seq"]
         ids = {e["stack_id"] for e in self.events} | {a["stack_id"] for a in self.allocations}
         ids.add(self.metadata.get("stack_id") or 0)
+        ids |= {s["stack_id"] for d in self.json("peak.json")["devices"] for s in d["sites"]}
         ids.discard(0)
         missing = ids - set(self.stacks)
         check(not missing, "stack ids without stacks: %s" % sorted(missing)[:5])

@@ -43,6 +43,9 @@ void add_totals_and_stacks(const FailureInfo* f, const std::vector<uint32_t>& ex
     if (a.stack_id) s->stack_ids.push_back(a.stack_id);
   }
   if (f && f->stack_id) s->stack_ids.push_back(f->stack_id);
+  for (const PeakDevice& d : s->peak.devices)  // stacks.json resolves them even when nothing live uses them
+    for (const PeakSite& site : d.sites)
+      if (site.stack_id) s->stack_ids.push_back(site.stack_id);
   for (uint32_t id : extra)
     if (id) s->stack_ids.push_back(id);
   sort_unique(&s->stack_ids);
@@ -51,12 +54,15 @@ void add_totals_and_stacks(const FailureInfo* f, const std::vector<uint32_t>& ex
 }  // namespace
 
 void finish_snapshot(const FrozenState& frozen, const FailureInfo* failure, const std::vector<uint32_t>& extra_stacks,
-                     DumpSnapshot* out) {
+                     DumpSnapshot* out, const PeakInput* peak) {
   // Wall time and time order first (event_order.h): the reconciler and the
   // history replay events in the order they happened.
   // Events older than the moment the window is complete from are left out
   // (claim_marks.h): their history may lack an event of a lower seq; so
   // are events after the cut (freeze.h).
+  // First, on the events as copied: the history below rewrites the word
+  // freed_stack shares (event.h).
+  if (peak) finish_peak(*peak, frozen, &out->peak);
   const size_t count = order_events(frozen.events, size_t(frozen.event_count), frozen.complete_from_ns,
                                     frozen.cut_ns, frozen.wall_offset_ns);
   std::vector<LiveEntry> live(frozen.live, frozen.live + frozen.live_count);
@@ -69,6 +75,7 @@ void finish_snapshot(const FrozenState& frozen, const FailureInfo* failure, cons
   out->live = reconciler.finish();
   make_history_consistent(out->events.data, out->events.count, out->live);
   add_totals_and_stacks(failure, extra_stacks, out);
+  if (peak) finish_peak_live(out->live, out->live_by_device, out->events.data, out->events.count, frozen, &out->peak);
 }
 
 }  // namespace gpumemrec

@@ -11,6 +11,7 @@
 
 #include "common/event.h"
 #include "shim/dump/capture/freeze.h"
+#include "shim/dump/capture/peak_finish.h"
 #include "shim/record/failure.h"
 #include "shim/record/live_table.h"
 
@@ -35,13 +36,16 @@ struct DumpSnapshot {
   std::map<int, uint64_t> live_by_device;
   uint64_t live_bytes = 0;
   uint64_t live_count = 0;
+  PeakReport peak;                 // peak.json (present when finish_snapshot was given a PeakInput)
 };
 
 // `failure` (may be null) and `extra_stacks` (recovered failures listed in
 // the metadata) add their stacks to stack_ids. The frozen events are
 // put in wall time and time order and rewritten in place (event_order.h,
 // history.h).
+// `peak` (may be null): the keeper's copy, for out->peak (its sites' stacks
+// are added to stack_ids).
 void finish_snapshot(const FrozenState& frozen, const FailureInfo* failure, const std::vector<uint32_t>& extra_stacks,
-                     DumpSnapshot* out);
+                     DumpSnapshot* out, const PeakInput* peak = nullptr);
 
 }  // namespace gpumemrec

@@ -1,6 +1,7 @@
 #include "shim/dump/capture/framework_report.h"
 
 #include <new>
+#include <string>
 
 #include "common/bundle_schema.h"
 #include "shim/base/spinlock.h"
@@ -11,11 +12,24 @@ namespace {
 
 SpinLock g_lock;
 std::shared_ptr<const FrameworkReport> g_held;
+std::shared_ptr<const FrameworkReport> g_at_exit;  // under g_lock too
 
 }  // namespace
 
 bool framework_state_name_ok(const std::string& name) {
   return name == file::kFrameworkState || name == file::kFrameworkMemoryProfile;
+}
+
+std::shared_ptr<FrameworkReport> framework_report_from_digest(const char* digest, size_t len, size_t max_bytes,
+                                                              std::string* why) {
+  if (!digest || len == 0 || len > max_bytes) {
+    *why = "no digest, or one over " + std::to_string(max_bytes >> 20) + " MiB";
+    return nullptr;
+  }
+  auto r = std::make_shared<FrameworkReport>();
+  if (!parse_framework_digest(digest, len, &r->fields, why)) return nullptr;
+  r->digest.assign(digest, len);
+  return r;
 }
 
 void framework_report_put(std::shared_ptr<const FrameworkReport> r) {
@@ -38,11 +52,24 @@ int framework_report_device(uint64_t episode) {
   return g_held && g_held->episode == episode ? int(g_held->fields.device) : -1;
 }
 
+void framework_exit_put(std::shared_ptr<const FrameworkReport> r) {
+  {
+    SpinGuard g(g_lock);
+    g_at_exit.swap(r);
+  }
+  r.reset();  // the replaced one, freed outside the lock
+}
+
+std::shared_ptr<const FrameworkReport> framework_exit_get() {
+  SpinGuard g(g_lock);
+  return g_at_exit;
+}
+
 void framework_report_atfork_child() {
   // A report belongs to the parent's bundle; the lock may have been held by
   // a thread that does not exist here.
   new (&g_lock) SpinLock();
-  g_held.reset();
+  g_held.reset();  // (the exit digest stays: the child's exit bundle may use it)
 }
 
 }  // namespace gpumemrec

@@ -27,12 +27,24 @@ struct FrameworkReport {
 // The state file names a report may carry (nothing else is written).
 bool framework_state_name_ok(const std::string& name);
 
+// A report of the digest's bytes (copied, checked: a JSON object naming
+// its framework), or null and *why (none, over max_bytes, not a digest).
+std::shared_ptr<FrameworkReport> framework_report_from_digest(const char* digest, size_t len, size_t max_bytes,
+                                                              std::string* why);
+
 // Holds `r` (replacing any report not taken).
 void framework_report_put(std::shared_ptr<const FrameworkReport> r);
 // The held report for `episode` (0: the framework_oom bundle's), taken.
 std::shared_ptr<const FrameworkReport> framework_report_take(uint64_t episode);
 // The device of the held report for `episode`, -1 when none (not taken).
 int framework_report_device(uint64_t episode);
+// The digest the hook hands over at the interpreter's exit
+// (gpumemrec_framework_exit, framework_exit.cpp): the latest is kept, and
+// every later exit or signal bundle without a report of its own writes it
+// as framework.json (not taken: a signal bundle before the exit bundle
+// leaves it for that one).
+void framework_exit_put(std::shared_ptr<const FrameworkReport> r);
+std::shared_ptr<const FrameworkReport> framework_exit_get();
 void framework_report_atfork_child();
 
 }  // namespace gpumemrec

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "shim/base/clock.h"
+#include "shim/dump/capture/peak_keeper.h"
 #include "shim/record/recorder.h"
 
 namespace gpumemrec {
@@ -37,6 +38,7 @@ struct Handover {
 struct Set {
   Region events, live;
   Handover hand;
+  bool holds_peak = false;  // the peak keeper is held for this set's bundle (peak_keeper.h)
   std::atomic<bool> taken{false};
 };
 Set g_sets[kFreezeSets];
@@ -127,10 +129,13 @@ uint64_t window_first(const Ring& ring, uint64_t end) {
 // events claimed but not yet being written at the copy (a thread between
 // its claim and its publish: filling the record, the live-table insert).
 // Returns the new count.
-uint64_t copy_events(const Ring& ring, uint64_t lo, uint64_t hi, Event* dst, uint64_t n) {
+// `lost` (may be null) counts the seqs a newer event overwrote or that no
+// remembered generation covers any more.
+uint64_t copy_events(const Ring& ring, uint64_t lo, uint64_t hi, Event* dst, uint64_t n, uint64_t* lost = nullptr) {
   Ring::Segment segs[Ring::kGens / 2];
   const int k = ring.segments(lo, hi, segs, int(Ring::kGens / 2));
   populate(dst + n, (hi - lo) * sizeof(Event));
+  if (lost && hi > lo) *lost += k == 0 ? hi - lo : segs[k - 1].from - lo;
   uint64_t wait_deadline = 0;
   for (int i = k - 1; i >= 0; --i) {  // newest segment first in segs
     for (uint64_t s = segs[i].from; s < segs[i].to; ++s) {
@@ -143,6 +148,9 @@ uint64_t copy_events(const Ring& ring, uint64_t lo, uint64_t hi, Event* dst, uin
         got = ring.read_in(segs[i].buffer, s, &dst[n]);
       }
       if (got) ++n;
+      // Overwritten, or still being written after the wait (its event will
+      // not be read again): lost to this reader.
+      else if (lost && (ring.overwritten_in(segs[i].buffer, s) || ring.writing_in(segs[i].buffer, s))) ++*lost;
     }
   }
   return n;
@@ -238,6 +246,10 @@ void expose(Set& s, FrozenState* out, uint64_t n) {
 
 }  // namespace
 
+uint64_t copy_ring_events(const Ring& ring, uint64_t lo, uint64_t hi, Event* dst, uint64_t* lost) {
+  return copy_events(ring, lo, hi, dst, 0, lost);
+}
+
 bool freeze_init(Ring* ring) {
   const size_t bytes = size_t(ring->capacity()) * sizeof(Event);
   for (Set& set : g_sets)
@@ -268,6 +280,10 @@ bool freeze(Recorder* r, int set, FrozenState* out, const char** why) {
     return false;
   }
   Set& s = g_sets[set];
+  // Before the cut: the keeper's copy, taken by the bundle, is then of a
+  // moment before it.
+  if (!s.holds_peak) peak_keeper_hold();
+  s.holds_peak = true;
   if (!copy_live(r, s.live, out)) {
     *why = "the host would not map memory for the copy of the live table";
     return false;
@@ -304,6 +320,8 @@ void freeze_collect(int set, FrozenState* out) {
 
 void freeze_done(int set) {
   if (set < 0 || set >= kFreezeSets) return;
+  if (g_sets[set].holds_peak) peak_keeper_release();
+  g_sets[set].holds_peak = false;
   Handover& h = g_sets[set].hand;
   if (h.pending) unpin(&h);  // a job given up before its events were copied
   // The buffer made live is touched by the program's calls from the cut on;
@@ -335,6 +353,7 @@ void freeze_trim() {
 void freeze_atfork_child() {
   // The parent's writer is not here: its handed-over windows are nobody's.
   for (Set& set : g_sets) {
+    set.holds_peak = false;  // peak_keeper_atfork_child starts with no hold
     drop_pages(set);
     set.hand = Handover{};
     set.taken.store(false, std::memory_order_relaxed);

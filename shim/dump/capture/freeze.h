@@ -109,6 +109,11 @@ void freeze_done(int set);
 // without a job).
 void freeze_trim();
 constexpr unsigned kTrimIdleMs = 5000;
+// Events [lo, hi) of the ring into dst (room for hi - lo), holes left out,
+// as a freeze copies its window (a slot being written is waited for,
+// briefly); *lost += the seqs overwritten by newer events or no longer
+// covered. The count copied. For the peak keeper (shim/dump/capture/peak_keeper.h).
+uint64_t copy_ring_events(const Ring& ring, uint64_t lo, uint64_t hi, Event* dst, uint64_t* lost);
 // A forked child: every set is free, no buffer pinned, the swap lock free
 // (the parent's writer and other threads are not here).
 void freeze_atfork_child();

@@ -62,6 +62,7 @@ struct BundleContent {
   const model::Bundle& model;
   EventSpan events;        // empty once the frozen events are given back (verdict rewrites)
   const char* symbolizer;  // "libdw" / "dladdr"
+  const PeakReport* peak = nullptr;  // peak.json (the first write only)
 };
 
 bool write_events_json(BundleFiles& files, const BundleContent& c, std::string* error);
@@ -71,6 +72,8 @@ bool write_metadata_json(BundleFiles& files, const BundleContent& c, std::string
 bool write_environment_json(BundleFiles& files, const BundleContent& c, std::string* error);
 bool write_summary_txt(BundleFiles& files, const BundleContent& c, std::string* error);
 bool write_manifest_json(BundleFiles& files, const BundleContent& c, std::string* error);
+// peak.json, when the snapshot has one (write_peak.cpp).
+bool write_peak_json(BundleFiles& files, const BundleContent& c, std::string* error);
 // framework.json and the framework's state file, when the hook gave them
 // (write_framework.cpp); written once (a rewrite adds them if missing).
 bool write_framework_files(BundleFiles& files, const BundleContent& c, std::string* error);

@@ -5,6 +5,8 @@
 #include <cstdlib>
 
 #include "shim/base/log.h"
+#include "shim/dump/capture/peak_keeper.h"
+#include "shim/record/recorder.h"
 #include "shim/dump/write/bundle_files.h"
 #include "shim/base/dump_memory.h"
 #include "shim/dump/write/dump_model.h"
@@ -57,7 +59,10 @@ bool write_bundle(int dirfd, const BundleInput& in, const FrozenState& frozen, S
   std::vector<uint32_t> recovered_stacks;
   for (const RecoveredFailure& r : in.recovered.listed) recovered_stacks.push_back(r.stack_id);
   DumpSnapshot snap;
-  finish_snapshot(frozen, in.failure, recovered_stacks, &snap);
+  PeakInput peak;
+  peak.keeper = peak_keeper_copy(&peak.kept);
+  peak.capacity = in.recorder ? in.recorder->ring.capacity() : 0;  // 0: the window is not known to start at seq 1
+  finish_snapshot(frozen, in.failure, recovered_stacks, &snap, &peak);
   sym.begin();
   std::vector<model::Stack> stacks;
   try {
@@ -75,11 +80,11 @@ bool write_bundle(int dirfd, const BundleInput& in, const FrozenState& frozen, S
   files.dirfd = dirfd;
   files.buf = buf;
   files.compress = in.recorder->cfg.compress_zstd;
-  const BundleContent c{in, build->model, snap.events, build->symbolizer};
+  const BundleContent c{in, build->model, snap.events, build->symbolizer, &snap.peak};
   using Writer = bool (*)(BundleFiles&, const BundleContent&, std::string*);
   static const Writer kFiles[] = {write_events_json,      write_allocations_json, write_stacks_json,
                                   write_metadata_json,    write_environment_json, write_summary_txt,
-                                  write_framework_files};
+                                  write_framework_files,  write_peak_json};
   for (Writer w : kFiles)
     if (!w(files, c, error)) return false;
   add_optional_pickle(files, snap, build->model, arena_at_start);

@@ -62,7 +62,7 @@ void write_framework_metadata(JsonWriter& w, const BundleInput& in) {
 }
 
 void write_framework_summary(FdOut& o, const BundleInput& in) {
-  if (!in.framework) return;
+  if (!in.framework || !has_verdict(in)) return;  // an exit digest names no failure
   const FrameworkDigest* f = &in.framework->fields;
   char line[1024];
   if (f->framework == "torch") {

@@ -1,0 +1,213 @@
+#include "shim/dump/capture/peak_keeper.h"
+
+#include <time.h>
+
+#include <algorithm>
+#include <new>
+
+#include "shim/base/background_thread.h"
+#include "shim/base/clock.h"
+#include "shim/base/spinlock.h"
+#include "shim/dump/capture/event_order.h"
+#include "shim/dump/capture/freeze.h"
+#include "shim/dump/capture/history.h"
+#include "shim/record/recorder.h"
+
+namespace gpumemrec {
+
+namespace {
+
+// Notes end() at `now` (a later note with the same end replaces the moment:
+// the later, the later the horizon it allows).
+void note_end(PeakTail* t, uint64_t now, uint64_t end) {
+  if (t->seen_count && t->seen[t->seen_count - 1].end == end) {
+    t->seen[t->seen_count - 1].mono_ns = now;
+    return;
+  }
+  if (t->seen_count == PeakTail::kSeen) {  // the oldest goes: the horizon only moves later
+    std::move(t->seen + 1, t->seen + PeakTail::kSeen, t->seen);
+    --t->seen_count;
+  }
+  t->seen[t->seen_count++] = PeakTail::Seen{now, end};
+}
+
+// The newest noted moment whose unread events are all later (see the header).
+uint64_t horizon_from_notes(PeakTail* t, uint64_t block) {
+  int use = -1;
+  for (int i = 0; i < t->seen_count; ++i)
+    if (t->seen[i].end + block <= t->kept.cursor + 1) use = i;
+  if (use < 0) return t->kept.horizon_ns;
+  const uint64_t m = t->seen[use].mono_ns;
+  std::move(t->seen + use + 1, t->seen + t->seen_count, t->seen);
+  t->seen_count -= use + 1;
+  const uint64_t h = m > kSlackNs ? m - kSlackNs : 0;
+  return std::max(h, t->kept.horizon_ns);
+}
+
+// Appends `n` events to pending, keeping it in time order: sorted on their
+// own, then merged only where they overlap what waits (a thread's events
+// come in order, so most batches start after the last one waiting).
+void add_pending(PeakKept& k, Event* events, size_t n) {
+  if (n == 0) return;
+  order_events(events, n, 0, UINT64_MAX, 0);
+  const size_t old = k.pending.size();
+  k.pending.insert(k.pending.end(), events, events + n);
+  if (old == k.pending_from || earlier(k.pending[old - 1], k.pending[old])) return;
+  auto by_time = [](const Event& a, const Event& b) { return earlier(a, b); };
+  auto first = std::upper_bound(k.pending.begin() + ptrdiff_t(k.pending_from), k.pending.begin() + ptrdiff_t(old),
+                                k.pending[old], by_time);
+  std::inplace_merge(first, k.pending.begin() + ptrdiff_t(old), k.pending.end(), by_time);
+}
+
+// Reads [cursor, to) into pending; an event the horizon has passed already
+// is replayed at once (late). At the first seq lost the keeper stops.
+uint64_t read_settled(const Ring& ring, PeakTail* t, uint64_t to) {
+  PeakKept& k = t->kept;
+  if (to <= k.cursor) return 0;
+  if (k.stopped()) {  // what it replayed stays: exact until the loss
+    const uint64_t read = to - k.cursor;
+    k.cursor = to;
+    return read;
+  }
+  const uint64_t cap = ring.capacity();
+  if (to - k.cursor > cap) k.lost += to - cap - k.cursor;  // those slots were reused already
+  const uint64_t from = to - k.cursor > cap ? to - cap : k.cursor;
+  t->scratch.resize(size_t(to - from));
+  const uint64_t n = copy_ring_events(ring, from, to, t->scratch.data(), &k.lost);
+  const uint64_t read = to - k.cursor;
+  k.cursor = to;
+  if (k.stopped()) return read;  // lost now: nothing of this read is replayed
+  size_t kept = 0;
+  for (uint64_t i = 0; i < n; ++i) {
+    const Event& e = t->scratch[i];
+    if (e.time_ns <= k.horizon_ns && k.horizon_ns != 0) {
+      if (event_memory_change(e) != 0) ++k.late;
+      k.replay.apply(e);
+    } else {
+      t->scratch[kept++] = e;
+    }
+  }
+  add_pending(k, t->scratch.data(), kept);
+  return read;
+}
+
+// Replays pending events up to `horizon` (time order), and the oldest past
+// it while more than `max_pending` wait; the new horizon.
+// Never past `now` (the moment the pass began: see the holds in the header).
+// The replayed ones are dropped in bulk, once they are half of the vector.
+uint64_t replay_pending(PeakKept& k, uint64_t horizon, size_t max_pending, uint64_t now) {
+  const size_t n = k.pending.size();
+  size_t& done = k.pending_from;
+  while (done < n && (k.pending[done].time_ns <= horizon || (n - done > max_pending && k.pending[done].time_ns < now))) {
+    horizon = std::max(horizon, k.pending[done].time_ns);
+    k.replay.apply(k.pending[done++]);
+  }
+  if (done > 4096 && done * 2 > n) {
+    k.pending.erase(k.pending.begin(), k.pending.begin() + ptrdiff_t(done));
+    done = 0;
+  }
+  return horizon;
+}
+
+}  // namespace
+
+uint64_t peak_tail_step(const Ring& ring, PeakTail* t, uint64_t now_ns, bool hold) {
+  PeakKept& k = t->kept;
+  const size_t max_pending = size_t(kPendingPerRing * ring.capacity());
+  if (hold && k.pending.size() - k.pending_from >= max_pending) return 0;  // held too long: the ring may wrap past it
+  note_end(t, now_ns, ring.end());
+  const uint64_t floor = std::min(ring.floor(), ring.end());
+  const uint64_t read = read_settled(ring, t, floor);
+  if (k.stopped()) {
+    k.pending.clear();
+    k.pending_from = 0;
+    return read;
+  }
+  if (hold) return read;  // the horizon stays before the freeze's cut
+  const uint64_t horizon = horizon_from_notes(t, ring.block_size());
+  if (horizon == k.horizon_ns && read == 0) return 0;
+  k.horizon_ns = replay_pending(k, horizon, max_pending, now_ns);
+  return read;
+}
+
+uint64_t peak_keeper_period(uint64_t capacity, uint64_t read, uint64_t elapsed_ns, uint64_t last_period_ns) {
+  if (read == 0 || elapsed_ns == 0)  // idle: back off, doubling, to kIdlePeriodNs
+    return std::min(kIdlePeriodNs, std::max(kMaxPeriodNs, last_period_ns * 2));
+  // An eighth of the ring at the rate seen.
+  const double ns = double(capacity / 8) * double(elapsed_ns) / double(read);
+  return ns < double(kMinPeriodNs) ? kMinPeriodNs : ns > double(kMaxPeriodNs) ? kMaxPeriodNs : uint64_t(ns);
+}
+
+namespace {
+
+SpinLock g_lock;  // around a pass and a bundle's copy
+PeakTail* g_tail = nullptr;
+Recorder* g_recorder = nullptr;
+std::atomic<int> g_holds{0};
+std::atomic<bool> g_running{false};
+std::atomic<bool> g_in_pass{false};  // for the fork child: a pass was cut in two
+
+void* keeper_main(void*) {
+  uint64_t last = monotonic_ns();
+  uint64_t period = kMaxPeriodNs;
+  for (;;) {
+    const uint64_t now = monotonic_ns();
+    uint64_t read = 0;
+    {
+      SpinGuard g(g_lock);
+      // Read after `now`: a freeze that holds the keeper later has its cut
+      // after `now`, and the horizon stays before `now` (see Holds).
+      const bool hold = g_holds.load(std::memory_order_seq_cst) != 0;
+      g_in_pass.store(true, std::memory_order_relaxed);
+      try {
+        read = peak_tail_step(g_recorder->ring, g_tail, now, hold);
+      } catch (...) {  // out of memory: the events of this pass are lost to it
+        g_tail->kept.broken = "the peak keeper ran out of memory";
+      }
+      g_in_pass.store(false, std::memory_order_relaxed);
+    }
+    period = peak_keeper_period(g_recorder->ring.capacity(), read, now - last, period);
+    last = now;
+    timespec ts{time_t(period / 1000000000ull), long(period % 1000000000ull)};
+    while (nanosleep(&ts, &ts) != 0) {
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+bool peak_keeper_start(Recorder* r) {
+  if (!r || !r->ring.ready()) return false;
+  if (!g_tail) g_tail = new (std::nothrow) PeakTail();
+  if (!g_tail) return false;
+  g_recorder = r;
+  const bool ok = start_background_thread(keeper_main, "gpumemrec-peak");
+  g_running.store(ok, std::memory_order_release);
+  return ok;
+}
+
+bool peak_keeper_running() { return g_running.load(std::memory_order_acquire); }
+
+void peak_keeper_hold() { g_holds.fetch_add(1, std::memory_order_seq_cst); }
+void peak_keeper_release() { g_holds.fetch_sub(1, std::memory_order_acq_rel); }
+
+bool peak_keeper_copy(PeakKept* out) {
+  if (!peak_keeper_running()) return false;
+  SpinGuard g(g_lock);
+  *out = g_tail->kept;
+  out->pending.erase(out->pending.begin(), out->pending.begin() + ptrdiff_t(out->pending_from));
+  out->pending_from = 0;
+  return true;
+}
+
+void peak_keeper_atfork_child() {
+  if (!peak_keeper_running()) return;
+  new (&g_lock) SpinLock();  // its holder, the keeper or a bundle's copy, is not here
+  g_holds.store(0, std::memory_order_relaxed);
+  if (g_in_pass.load(std::memory_order_relaxed)) g_tail->kept.broken = "forked while the keeper was replaying";
+  g_in_pass.store(false, std::memory_order_relaxed);
+  g_running.store(start_background_thread(keeper_main, "gpumemrec-peak"), std::memory_order_release);
+}
+
+}  // namespace gpumemrec
