@@ -1,5 +1,5 @@
 // Step 1 of a dump, on the failing thread: freeze what the bundle needs,
-// and nothing else (no allocation, no lock but the live table's shard locks
+// and nothing else (no allocation, no lock but the live table's home locks
 // and the swap lock below, no symbolization, no file). The failed call then
 // returns; the writer thread (writer_thread.h) turns the frozen state into a
 // bundle.
