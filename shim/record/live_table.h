@@ -23,7 +23,8 @@
 // memset, no malloc lock).
 //
 // Finding a key (a free): this thread's home, then every other home that
-// holds anything (`live`, read without its lock), each under its own lock.
+// holds anything (`used_`, then `live`, read without its lock), each under
+// its own lock.
 // An entry inserted before the free began (the program frees what it was
 // given) is counted in what the freeing thread reads, and it cannot leave
 // its home but by a removal, so one pass finds it. A free on another thread
@@ -164,6 +165,11 @@ class LiveTable {
   uint64_t keep_newer(LiveEntry* out, uint64_t first, uint64_t n);
 
   Home homes_[kHomes];
+  // A bit per home that ever held an entry: set once, by the home's first
+  // insert (read first, so never written again), never cleared. A lookup
+  // that misses its own home walks only these, not all kHomes lines.
+  std::atomic<uint64_t> used_{0};
+  static_assert(kHomes <= 64, "one bit per home");
   // One snapshot at a time: it uses scratch_ (live_table_snapshot.cpp), an
   // index mapped on first need and grown with mremap, never freed but with
   // the table.

@@ -24,26 +24,30 @@ LiveTable::Home& LiveTable::own_home() {
 bool LiveTable::insert(const LiveEntry& e) {
   if (e.key == 0 || e.key == kMoved) return false;
   Home& s = own_home();
+  const uint64_t bit = uint64_t(1) << (&s - homes_);
+  if (!(used_.load(std::memory_order_relaxed) & bit)) used_.fetch_or(bit, std::memory_order_relaxed);
   const uint64_t h = hash(e.key);
   Retired done;  // unmapped after the guard
   SpinGuard g(s.lock);
   return home_insert(s, e, h, &done);
 }
 
-// Another home's `live` is read without its lock: an entry inserted there
-// before this lookup began is counted in what this thread reads (the
-// program handed the address over after the allocation returned), and it
-// leaves that home only by a removal, so a zero means it is not there.
+// Another home's bit in `used_` and its `live` are read without its lock:
+// an entry inserted there before this lookup began is counted in what this
+// thread reads (the program handed the address over after the allocation
+// returned; the bit was set before the insert), and it leaves that home
+// only by a removal, so a clear bit or a zero means it is not there.
 bool LiveTable::lookup(uint64_t key, LiveEntry* out, bool take) {
   if (key == 0 || key == kMoved) return false;
   Home& own = own_home();
   const uint64_t h = hash(key);
-  {
+  if (live_of(own) != 0) {  // a thread that only frees others' allocations takes no lock of its own
     Retired done;
     SpinGuard g(own.lock);
     if (home_lookup(own, key, h, out, take, &done)) return true;
   }
-  for (Home& s : homes_) {
+  for (uint64_t used = used_.load(std::memory_order_relaxed); used; used &= used - 1) {
+    Home& s = homes_[__builtin_ctzll(used)];
     if (&s == &own || live_of(s) == 0) continue;
     Retired done;
     SpinGuard g(s.lock);
