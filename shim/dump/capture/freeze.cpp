@@ -332,7 +332,7 @@ void freeze_done(int set) {
   if (h.pending) unpin(&h);  // a job given up before its events were copied
   // The buffer made live is touched by the program's calls from the cut on;
   // a page touched for the first time costs a fault (on a VM, the
-  // hypervisor's first touch too: docs/performance.md), which each call
+  // hypervisor's first touch too: docs/performance-log.md), which each call
   // would pay in turn. The writer takes them, here, all at once, once the
   // bundle is written; populating never changes a page's contents, so the
   // calls writing meanwhile are not disturbed.
