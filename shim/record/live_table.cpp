@@ -14,12 +14,19 @@ constexpr uint64_t kMoveStep = 32;
 
 bool over_limit(uint64_t live, uint64_t capacity) { return live * 8 > capacity * 5; }
 
+// Bytes of a retired table unmapped per update of its home (32 pages: a
+// few microseconds; a 1M-slot table is gone after ~450 updates).
+constexpr size_t kReleaseStep = size_t(128) << 10;
+
+size_t table_bytes(uint64_t capacity) { return capacity * (sizeof(uint64_t) + sizeof(LiveEntry)); }
+
 }  // namespace
 
 LiveTable::~LiveTable() {
   for (auto& s : homes_) {
     unmap_table(s.keys, s.capacity);
     unmap_table(s.old_keys, s.old_capacity);
+    if (s.retired) munmap(s.retired, s.retired_bytes);
   }
   if (scratch_) munmap(scratch_, scratch_slots_ * sizeof(uint32_t));
 }
@@ -31,7 +38,25 @@ uint64_t* LiveTable::map_table(uint64_t capacity) {
 }
 
 void LiveTable::unmap_table(uint64_t* keys, uint64_t capacity) {
-  if (keys) munmap(keys, capacity * (sizeof(uint64_t) + sizeof(LiveEntry)));
+  if (keys) munmap(keys, table_bytes(capacity));
+}
+
+LiveTable::Retired::~Retired() {
+  if (step) munmap(step, step_bytes);
+  if (rest) munmap(rest, rest_bytes);
+}
+
+// The next step of the home's retired table into *done (unmapped after
+// the lock; the mapping starts on a page and steps are whole pages, so
+// each step is a valid munmap range; the kernel rounds the last one up).
+void LiveTable::release_step(Home& s, Retired* done) {
+  if (!s.retired) return;
+  const size_t n = s.retired_bytes < kReleaseStep ? s.retired_bytes : kReleaseStep;
+  done->step = s.retired;
+  done->step_bytes = n;
+  s.retired += n;
+  s.retired_bytes -= n;
+  if (s.retired_bytes == 0) s.retired = nullptr;
 }
 
 // Index of `key` in the table, or kNotFound. Empty slots end a probe; moved
@@ -75,8 +100,9 @@ void LiveTable::erase_shift(uint64_t* keys, uint64_t capacity, uint64_t i) {
 }
 
 // Moves up to `slots` old slots into the current table; when all are moved,
-// hands the old table to *done, which unmaps it after the home's lock is
-// released (unmapping megabytes takes a while; other threads need not wait).
+// the old table is retired (release_step gives it back a step per update;
+// one still retired then, rare, goes to *done whole, unmapped after the
+// home's lock is released: other threads need not wait).
 void LiveTable::move_some(Home& s, uint64_t slots, Retired* done) {
   if (!s.old_keys) return;
   LiveEntry* vals = entries(s.old_keys, s.old_capacity);
@@ -87,8 +113,12 @@ void LiveTable::move_some(Home& s, uint64_t slots, Retired* done) {
     s.old_keys[s.cursor] = kMoved;
   }
   if (s.cursor == s.old_capacity) {
-    done->keys = s.old_keys;
-    done->capacity = s.old_capacity;
+    if (s.retired) {
+      done->rest = s.retired;  // rare: an earlier table not given back yet
+      done->rest_bytes = s.retired_bytes;
+    }
+    s.retired = reinterpret_cast<char*>(s.old_keys);
+    s.retired_bytes = table_bytes(s.old_capacity);
     s.old_keys = nullptr;
     s.old_capacity = 0;
     s.cursor = 0;
@@ -115,6 +145,7 @@ bool LiveTable::start_growth(Home& s, Retired* done) {
 // caller's guard): the newer allocation wins over an entry already there
 // with the key.
 bool LiveTable::home_insert(Home& s, const LiveEntry& e, uint64_t h, Retired* done) {
+  release_step(s, done);
   move_some(s, kMoveStep, done);
   uint64_t i = slot_of(s.keys, s.capacity, e.key, h);
   if (i != kNotFound) {
@@ -143,7 +174,10 @@ bool LiveTable::home_insert(Home& s, const LiveEntry& e, uint64_t h, Retired* do
 
 // In home `s` (as home_insert).
 bool LiveTable::home_lookup(Home& s, uint64_t key, uint64_t h, LiveEntry* out, bool take, Retired* done) {
-  if (take) move_some(s, kMoveStep, done);
+  if (take) {
+    release_step(s, done);
+    move_some(s, kMoveStep, done);
+  }
   uint64_t i = slot_of(s.keys, s.capacity, key, h);
   if (i != kNotFound) {
     if (out) *out = entries(s.keys, s.capacity)[i];

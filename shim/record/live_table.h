@@ -16,8 +16,9 @@
 // went). Keys sit in their own array (eight per cache line) and entries in a
 // parallel one, so a probe touches one line of keys and the one entry it
 // finds. A home doubles when 5/8 full; the old table is moved over
-// incrementally (a few slots per insert/remove of that home), so no caller
-// ever waits for a whole table to be rehashed, and a thread looking into
+// incrementally (a few slots per insert/remove of that home), then given
+// back to the kernel a step at a time, so no caller ever waits for a whole
+// table to be rehashed or unmapped, and a thread looking into
 // another's home while it grows holds that home's lock for one probe of
 // each of its two tables. Arrays come from mmap (zero pages on demand, no
 // memset, no malloc lock).
@@ -125,6 +126,10 @@ class LiveTable {
     uint64_t* old_keys = nullptr;  // table being moved out, or null
     uint64_t old_capacity = 0;
     uint64_t cursor = 0;           // old slots below this one are moved
+    // A moved-out table not unmapped yet: unmapping 56 MiB (1M slots) took
+    // 5 ms, so it goes back kReleaseStep bytes per update of the home.
+    char* retired = nullptr;
+    size_t retired_bytes = 0;
   };
   static uint64_t hash(uint64_t key) {
     key ^= key >> 33;
@@ -142,12 +147,17 @@ class LiveTable {
   static uint64_t slot_of(const uint64_t* keys, uint64_t capacity, uint64_t key, uint64_t h);
   static void place(uint64_t* keys, uint64_t capacity, const LiveEntry& e, uint64_t h);
   static void erase_shift(uint64_t* keys, uint64_t capacity, uint64_t i);
-  struct Retired {  // a moved-out table, unmapped when this goes away
-    uint64_t* keys = nullptr;
-    uint64_t capacity = 0;
-    ~Retired() { unmap_table(keys, capacity); }
+  // Memory to unmap once the home's lock is released: a step of a retired
+  // table, and (rare) a whole one. ~Retired unmaps them.
+  struct Retired {
+    void* step = nullptr;
+    size_t step_bytes = 0;
+    void* rest = nullptr;
+    size_t rest_bytes = 0;
+    ~Retired();
   };
   static void move_some(Home& s, uint64_t slots, Retired* done);
+  static void release_step(Home& s, Retired* done);
   static bool start_growth(Home& s, Retired* done);
   static void set_live(Home& s, uint64_t n) { s.live.store(n, std::memory_order_relaxed); }
   static uint64_t live_of(const Home& s) { return s.live.load(std::memory_order_relaxed); }
