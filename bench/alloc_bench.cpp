@@ -14,13 +14,23 @@
 //       P x T threads. Processes share no memory the recorder writes, so
 //       their slowdown with P is the machine's own; run_bench.py reads
 //       T threads of one process beside T such processes.
+//   alloc_bench pairs ... --lag N
+//       Each free comes N of the thread's allocations after its allocation
+//       (a stream-ordered allocator, a backward pass freeing what forward
+//       allocated): every thread keeps its last N allocations live.
+//   alloc_bench pairs ... --lag N --cross
+//       Frees on another thread than the allocation's: in rounds, each
+//       thread allocates N, all meet, each frees the N of the next thread
+//       (round robin), all meet; only the allocating and freeing sections
+//       are timed (the meeting is not). With T=1 the thread frees its own
+//       (the same-thread figure of the same shape).
 //   alloc_bench mem    [--pairs N] [--depth D]
 //       Single thread, N pairs, then prints the process's VmRSS / VmSize:
 //       MEM rss_kb=<n> vm_kb=<n> events=<2N>
 //   alloc_bench pairs ... --live L
 //       As above, with L allocations (256 bytes, one call site) made before
 //       the warm-up and kept live during the timed pairs: what the live
-//       table costs as it grows (docs/performance.md, "Out-of-memory path").
+//       table costs as it grows (docs/performance-log.md, "Out-of-memory path").
 //   alloc_bench dump   [--live L] [--sites K] [--events E] [--size S]
 //                      [--wait-dir DIR] [--wait-s T]
 //       L live allocations made from K distinct native call paths (a
@@ -34,7 +44,8 @@
 //       (renamed into place: complete). Host memory from /proc/self/status:
 //       the peak (VmHWM) is reset to the current RSS just before the failing
 //       call (clear_refs 5, Linux >= 4.0; peak_reset=0 if refused). Prints:
-//       DUMP oom_call_ns=<wall time of the failing call> rc=<code> events=<n>
+//       DUMP oom_call_ns=<wall time of the failing call>
+//            oom_call_cpu_ns=<the failing thread's CPU time in it> rc=<code> events=<n>
 //            writer_ns=<failing call's start -> bundle in place; -1: none>
 //            rss_before_kb=<VmRSS before the call> hwm_before_kb=<VmHWM then>
 //            hwm_dump_kb=<VmHWM once the bundle is there (since the reset)>
@@ -85,6 +96,8 @@ struct Options {
   uint64_t sites = 10000;
   uint64_t events = 1000000;
   uint64_t pre_live = 0;     // pairs: --live (kept live during the timed loop; default none)
+  uint64_t lag = 0;          // pairs: --lag (each free N allocations after its allocation)
+  bool cross = false;        // pairs: --cross (with --lag: frees on the next thread)
   std::string wait_dir;      // dump: poll this directory for the bundle
   uint64_t wait_s = 60;
 };
@@ -102,6 +115,11 @@ struct Worker {
   std::atomic<int>* ready = nullptr;
   std::atomic<bool>* go = nullptr;
   uint64_t cpu_ns = 0, start_ns = 0, end_ns = 0;
+  int index = 0;
+  std::vector<Worker>* all = nullptr;  // --cross: the workers, to free the next one's
+  std::atomic<uint64_t>* met = nullptr;  // --cross: arrivals at the meetings
+  std::vector<void*> held;  // --lag: this thread's allocations still live (a FIFO)
+  uint64_t next = 0;         // --lag: the oldest one's index in `held`
 };
 
 extern "C" BENCH_NOINLINE void bench_pair_loop(const Options* opt, uint64_t n) {
@@ -114,7 +132,82 @@ extern "C" BENCH_NOINLINE void bench_pair_loop(const Options* opt, uint64_t n) {
   }
 }
 
+// --lag N: each allocation replaces the thread's oldest live one, freed
+// now, N allocations after it was made.
+extern "C" BENCH_NOINLINE void bench_lag_loop(Worker* w, uint64_t n) {
+  const uint64_t lag = w->opt->lag;
+  for (uint64_t i = 0; i < n; ++i) {
+    void* p = nullptr;
+    cudaError_t rc = cudaMalloc(&p, w->opt->size);
+    if (rc != cudaSuccess) die("cudaMalloc", rc);
+    if (w->held.size() < lag) {
+      w->held.push_back(p);
+      continue;
+    }
+    release(w->held[w->next]);
+    w->held[w->next] = p;
+    w->next = (w->next + 1) % lag;
+  }
+}
+
+// --cross: every worker arrives, then all go on (the time spent waiting is
+// not timed; `round` counts the meetings so far).
+void meet(Worker* w, uint64_t round) {
+  const uint64_t want = uint64_t(w->opt->threads) * round;
+  w->met->fetch_add(1, std::memory_order_acq_rel);
+  while (w->met->load(std::memory_order_acquire) < want) std::this_thread::yield();
+}
+
+// --lag N --cross: rounds of N allocations into `held`, a meeting, N frees
+// of the next worker's `held`, a meeting; returns the thread CPU time of
+// the allocating and freeing sections.
+extern "C" BENCH_NOINLINE uint64_t bench_cross_loop(Worker* w, uint64_t n, uint64_t* round) {
+  const uint64_t lag = w->opt->lag;
+  Worker& next = (*w->all)[size_t((w->index + 1) % w->opt->threads)];
+  uint64_t cpu = 0;
+  for (uint64_t done = 0; done < n; done += lag) {
+    uint64_t c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    for (uint64_t i = 0; i < lag; ++i) {
+      cudaError_t rc = cudaMalloc(&w->held[i], w->opt->size);
+      if (rc != cudaSuccess) die("cudaMalloc", rc);
+    }
+    cpu += clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
+    meet(w, ++*round);
+    c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    for (uint64_t i = 0; i < lag; ++i) release(next.held[i]);
+    cpu += clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
+    meet(w, ++*round);
+  }
+  return cpu;
+}
+
+extern "C" BENCH_NOINLINE void bench_timed_cross(Worker* w) {
+  const Options& o = *w->opt;
+  w->held.assign(o.lag, nullptr);
+  uint64_t round = 0;
+  bench_cross_loop(w, o.warmup, &round);
+  w->ready->fetch_add(1);
+  while (!w->go->load(std::memory_order_acquire)) std::this_thread::yield();
+  w->start_ns = clock_ns(CLOCK_MONOTONIC);
+  w->cpu_ns = bench_cross_loop(w, o.pairs, &round);
+  w->end_ns = clock_ns(CLOCK_MONOTONIC);
+}
+
+extern "C" BENCH_NOINLINE void bench_timed_lag(Worker* w) {
+  bench_lag_loop(w, w->opt->warmup + w->opt->lag);
+  w->ready->fetch_add(1);
+  while (!w->go->load(std::memory_order_acquire)) std::this_thread::yield();
+  w->start_ns = clock_ns(CLOCK_MONOTONIC);
+  const uint64_t c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+  bench_lag_loop(w, w->opt->pairs);
+  w->cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
+  w->end_ns = clock_ns(CLOCK_MONOTONIC);
+  for (void* p : w->held) release(p);  // untimed
+}
+
 extern "C" BENCH_NOINLINE void bench_timed(Worker* w) {
+  if (w->opt->lag && w->opt->cross) return bench_timed_cross(w);
+  if (w->opt->lag) return bench_timed_lag(w);
   bench_pair_loop(w->opt, w->opt->warmup);
   w->ready->fetch_add(1);
   while (!w->go->load(std::memory_order_acquire)) std::this_thread::yield();
@@ -162,12 +255,16 @@ template <typename Released>
 Timed run_workers(const Options& opt, Released&& released) {
   std::atomic<int> ready{0};
   std::atomic<bool> go{false};
+  std::atomic<uint64_t> met{0};
   std::vector<Worker> workers(size_t(opt.threads));
   std::vector<std::thread> threads;
   for (auto& w : workers) {
     w.opt = &opt;
     w.ready = &ready;
     w.go = &go;
+    w.index = int(&w - workers.data());
+    w.all = &workers;
+    w.met = &met;
     threads.emplace_back([&w, &opt] { bench_descend(opt.depth, &w); });
   }
   while (ready.load() < opt.threads) std::this_thread::yield();
@@ -185,9 +282,9 @@ Timed run_workers(const Options& opt, Released&& released) {
 
 void print_pairs(const Options& opt, const Timed& t, size_t live, int procs) {
   const double pairs = double(opt.pairs);
-  std::printf("RESULT mode=pairs threads=%d procs=%d depth=%d pairs=%" PRIu64 " live=%zu cpu_ns_per_pair=%.1f"
-              " wall_ns_per_pair=%.1f\n",
-              opt.threads, procs, opt.depth, opt.pairs, live,
+  std::printf("RESULT mode=pairs threads=%d procs=%d depth=%d pairs=%" PRIu64 " live=%zu lag=%" PRIu64
+              " cross=%d cpu_ns_per_pair=%.1f wall_ns_per_pair=%.1f\n",
+              opt.threads, procs, opt.depth, opt.pairs, live, opt.lag, int(opt.cross),
               double(t.cpu_ns) / double(opt.threads) / double(procs) / pairs, double(t.last - t.first) / pairs);
 }
 
@@ -385,9 +482,11 @@ int run_dump(const Options& opt) {
   const uint64_t hwm_before = status_kb("VmHWM");
   const bool peak_reset = reset_peak_rss();
   const uint64_t rss_before = status_kb("VmRSS");
+  const uint64_t c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
   const uint64_t t0 = clock_ns(CLOCK_MONOTONIC);
   cudaError_t rc = cudaMalloc(&p, total_b + (uint64_t(1) << 30));
   const uint64_t t1 = clock_ns(CLOCK_MONOTONIC);
+  const uint64_t c1 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
   ++events;
   int64_t writer_ns = -1;
   if (!opt.wait_dir.empty()) {
@@ -403,10 +502,10 @@ int run_dump(const Options& opt) {
       nanosleep(&half_ms, nullptr);
     }
   }
-  std::printf("DUMP oom_call_ns=%" PRIu64 " rc=%d events=%" PRIu64 " live=%zu sites=%" PRIu64 " writer_ns=%" PRId64
+  std::printf("DUMP oom_call_ns=%" PRIu64 " oom_call_cpu_ns=%" PRIu64 " rc=%d events=%" PRIu64 " live=%zu sites=%" PRIu64 " writer_ns=%" PRId64
               " rss_before_kb=%" PRIu64 " hwm_before_kb=%" PRIu64 " hwm_dump_kb=%" PRIu64 " rss_after_kb=%" PRIu64
               " peak_reset=%d\n",
-              t1 - t0, int(rc), events, live.size(), opt.sites, writer_ns, rss_before, hwm_before,
+              t1 - t0, c1 - c0, int(rc), events, live.size(), opt.sites, writer_ns, rss_before, hwm_before,
               status_kb("VmHWM"), status_kb("VmRSS"), int(peak_reset));
   return 0;
 }
@@ -434,6 +533,8 @@ int main(int argc, char** argv) {
     else if (a == "--depth") opt.depth = int(arg_u64(i, argc, argv));
     else if (a == "--size") opt.size = arg_u64(i, argc, argv);
     else if (a == "--live") opt.live = opt.pre_live = arg_u64(i, argc, argv);
+    else if (a == "--lag") opt.lag = arg_u64(i, argc, argv);
+    else if (a == "--cross") opt.cross = true;
     else if (a == "--sites") opt.sites = arg_u64(i, argc, argv);
     else if (a == "--events") opt.events = arg_u64(i, argc, argv);
     else if (a == "--wait-s") opt.wait_s = arg_u64(i, argc, argv);
@@ -444,6 +545,10 @@ int main(int argc, char** argv) {
     }
   }
   if (opt.threads < 1) opt.threads = 1;
+  if (opt.cross && opt.lag) {  // whole rounds
+    opt.pairs = (opt.pairs + opt.lag - 1) / opt.lag * opt.lag;
+    opt.warmup = (opt.warmup + opt.lag - 1) / opt.lag * opt.lag;
+  }
   if (opt.sites < 1 || opt.sites > (1u << kSiteLevels)) opt.sites = 1u << kSiteLevels;
   setvbuf(stdout, nullptr, _IOLBF, 0);
   if (opt.mode == "pairs") return opt.procs > 1 ? run_pairs_in_processes(opt) : run_pairs(opt);

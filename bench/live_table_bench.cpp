@@ -2,7 +2,7 @@
 // 100k and 1M allocations live, single thread, stacks off (the table alone,
 // no shim around it), and the longest single insert while the table grows
 // from empty to 1M (a shard resize under its lock is a stall for every other
-// thread that needs the shard). Thread CPU time. Printed figures only; docs/performance.md
+// thread that needs the shard). Thread CPU time. Printed figures only; docs/performance-log.md
 // keeps the table. Run: build/bench/live_table_bench [repeats]
 #include <time.h>
 

@@ -36,9 +36,9 @@ the fake CUDA driver, runs interleaved (order shuffled per repetition):
   python3 bench/oom_bench.py [--build-dir build] [--reps 3] [--quick]
   python3 bench/oom_bench.py --big-live      (the big live set: 2.1M live
       allocations from 10k sites, default ring; the writer's time is the
-      figure: docs/performance.md, "A big live set")
+      figure: docs/performance-log.md, "A big live set")
 
-Printed figures only (no test asserts a timing); docs/performance.md,
+Printed figures only (no test asserts a timing); docs/performance-log.md,
 "Out-of-memory path", keeps them. The machine's load average is
 printed before and after: on a shared machine only figures taken at a low
 load, side by side, mean anything. Stdlib only; reuses run_bench.py.
@@ -209,6 +209,13 @@ def report_dump(w, ring, events, out, args):
     old = [x for x in out["old"] if x]
     if old:
         w("    with --old-shim %s   (runs, ms: %s)" % (ms(med(call(old))), ", ".join("%.1f" % v for v in call(old))))
+    # The failing thread's CPU time in the call: its work, without the time
+    # it waited for a core (on a busy machine most of the wall time).
+    cpu = lambda xs: [int(x["oom_call_cpu_ns"]) / 1e6 for x in xs if "oom_call_cpu_ns" in x]
+    for label, xs in (("with shim", shim), ("with --old-shim", old)):
+        if cpu(xs):
+            w("    CPU of the failing thread, %s: %s   (runs, ms: %s)"
+              % (label, ms(med(cpu(xs))), ", ".join("%.1f" % v for v in cpu(xs))))
     fl = out["copy_floor"]
     if fl:
         w("    floor, one memcpy of the ring and the live table (%.1f MiB): into fresh memory %s, warm %s"

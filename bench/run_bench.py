@@ -11,9 +11,12 @@ The null-driver rows run bench/alloc_bench_null (the same program against
 bench/null_cudart.cpp, a driver that shares nothing between threads) at
 1..16 threads, stacks off and native 32, each beside its floor (the same
 program without the shim, same repetition): the recorder's own cost as
-threads are added; --chrt runs them again under `chrt -f 1`.
+threads are added; --chrt runs them again under `chrt -f 1`. The --lags rows
+do the same with each free L allocations after its allocation (L live per
+thread), and with frees on another thread (lag_rows).
 
   python3 bench/run_bench.py [--build-dir build] [--reps 9] [--quick] [--only-null|--only-python] [--chrt]
+      [--lags 16,500,5000] [--lag-threads 1,2,4] [--cross-lags 500] [--old-shim PATH]
 
 The primary metric is the allocating thread's CPU time per pair
 (CLOCK_THREAD_CPUTIME_ID): on a shared, oversubscribed machine the wall time
@@ -79,13 +82,15 @@ class Runner:
         env["GPUMEMREC_DIR"] = os.path.join(self.tmp, "dumps")
         return env
 
-    def job(self, tag, argv, shim_env):
-        """shim_env None: no shim; else the GPUMEMREC_ settings for it."""
-        key = (tuple(argv), None if shim_env is None else tuple(sorted(shim_env.items())))
+    def job(self, tag, argv, shim_env, shim=None):
+        """shim_env None: no shim; else the GPUMEMREC_ settings for it, with
+        `shim` (default: the build's) preloaded."""
+        shim = shim or self.shim
+        key = (tuple(argv), None if shim_env is None else tuple(sorted(shim_env.items())) + (shim,))
         if key not in self.jobs:
             env = self.base_env()
             if shim_env is not None:
-                env["LD_PRELOAD"] = self.shim
+                env["LD_PRELOAD"] = shim
                 env.update(shim_env)
             self.jobs[key] = Job(key, argv, env, shim_env is not None, tag)
         return self.jobs[key]
@@ -158,12 +163,40 @@ def null_jobs(r, args, argv):
                 pcmd = sched + argv(1, args.pairs // t, warm_ring(1)) + ["--procs", str(t)] if t > 1 else None
                 procs = (r.job("null", pcmd, env), r.job("null", pcmd, None)) if pcmd else None
                 rows.append((prefix + label, t, r.job("null", cmd, env), r.job("null", cmd, None), procs))
+    rows += lag_rows(r, args, argv, settings[0][1])
     # The first pass over a fresh ring: its pages are faulted in by the
     # calls that first write them (4 MiB for the default ring; on a VM the
     # hypervisor's first touch too), once per process. Timed alone, so the
     # rows above (warmed over a whole ring) show the steady state.
     cmd = argv(1, RING_EVENTS // 2, "0")
     rows.append(("ring 1st pass", 1, r.job("null", cmd, settings[0][1]), r.job("null", cmd, None), None))
+    return rows
+
+
+def lag_rows(r, args, argv, off):
+    """Rows (as null_jobs') where each free comes L of the thread's
+    allocations after its allocation (alloc_bench --lag: L live per
+    thread, the live table's home tables at work), stacks off, at
+    --lag-threads, each beside its floor and the same work in one-thread
+    processes; then "cross": frees on the next thread (alloc_bench --lag L
+    --cross, rounds of L allocations then L frees of the next thread's),
+    whose T=1 row is the same shape on one thread. With --old-shim, the
+    same rows with that build too (label "old: ..."), interleaved in the
+    same repetitions: before and after a change, side by side."""
+    rows = []
+    shims = [("", None)] + ([("old: ", os.path.abspath(args.old_shim))] if args.old_shim else [])
+    for sched_label, sched in [("", [])] + ([("fifo ", ["chrt", "-f", "1"])] if args.chrt else []):
+        for lag in (int(x) for x in args.lags.split(",") if x):
+            for cross in (False, True) if lag in args.cross_lags else (False,):
+                extra = ["--lag", str(lag)] + (["--cross"] if cross else [])
+                for prefix, shim in shims:
+                    label = "%s%sstacks off, lag %d%s" % (prefix, sched_label, lag, " cross" if cross else "")
+                    for t in (int(x) for x in args.lag_threads.split(",")):
+                        warm = str(max(2000, RING_EVENTS // t, lag))
+                        cmd = sched + argv(t, args.pairs, warm) + extra
+                        pcmd = sched + argv(1, args.pairs // t, warm) + extra + ["--procs", str(t)] if t > 1 else None
+                        procs = (r.job("null", pcmd, off, shim), r.job("null", pcmd, None)) if pcmd else None
+                        rows.append((label, t, r.job("null", cmd, off, shim), r.job("null", cmd, None), procs))
     return rows
 
 
@@ -258,7 +291,7 @@ def print_null(w, rows):
             pratio = padded / one[label] if padded and one.get(label) else None
             tp = added / padded if added is not None and padded else None
         target = ""
-        if label.endswith("stacks off") and t > 1 and ratio is not None:
+        if "stacks off" in label and t > 1 and ratio is not None:
             target = "<= 1.2x: " + ("yes" if ratio <= 1.2 else "NO")
         w("%-18s %3d %7s %9s %18s %7s %9s %9s %9s %s" % (
             label, t, fmt_ns(base and base / 2), fmt_ns(shim and shim / 2),
@@ -325,14 +358,21 @@ def main():
     ap.add_argument("--null-threads", default="1,2,4,8,16", help="thread counts of the null-driver rows")
     ap.add_argument("--chrt", action="store_true",
                     help="also run the null-driver rows under chrt -f 1 (SCHED_FIFO; needs the privilege)")
+    ap.add_argument("--lags", default="16,500,5000",
+                    help="null-driver rows where each free comes L allocations after its allocation ('' for none)")
+    ap.add_argument("--lag-threads", default="1,2,4", help="thread counts of the --lags rows")
+    ap.add_argument("--cross-lags", default="500", help="of --lags, those also run with frees on another thread")
+    ap.add_argument("--old-shim", default=None, help="another libgpumemrec.so for the --lags rows, side by side")
     ap.add_argument("--dump-reps", type=int, default=3)
     ap.add_argument("--verbose", "-v", action="store_true")
     args = ap.parse_args()
+    args.cross_lags = [int(x) for x in args.cross_lags.split(",") if x]
 
     if args.only_python or args.only_null:
         args.no_mem = args.no_dump = True
     if args.quick:
         args.reps, args.pairs, args.py_pairs, args.dump_reps = 1, 2000, 1000, 1
+        args.lags, args.lag_threads, args.cross_lags = "16", "1,2", [16]
     warm = "200" if args.quick else "2000"
     r = Runner(args)
     C = lambda threads, pairs: [r.cbench, "pairs", "--threads", str(threads), "--pairs",

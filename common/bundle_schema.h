@@ -89,7 +89,7 @@ const char* frame_kind_name(FrameKind k);    // "python", "native", "other"
 FrameKind frame_kind_from_name(std::string_view name);
 
 // What a bundle takes on disk, measured with bench/oom_bench.py
-// (docs/performance.md, "Out-of-memory path"; 100,000 live allocations from
+// (docs/performance-log.md, "Out-of-memory path"; 100,000 live allocations from
 // 10,000 call sites, cudaMalloc/cudaFree events, rank 0 of 1):
 //  - events.json per event (385 measured; a rank and job id add ~50);
 //  - snapshot.pickle, written when the ring holds at most kSnapshotMaxEvents

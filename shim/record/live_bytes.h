@@ -3,7 +3,7 @@
 //
 // A single counter per device was one `lock xadd` per allocation and per
 // free on a line every allocating thread shared: with two threads really
-// running at once (docs/performance.md, the null-driver rows under
+// running at once (docs/performance-log.md, the null-driver rows under
 // `chrt -f 1`) it was ~17% of the hot path's samples. Instead each thread
 // adds into one of kShards slabs (picked once per thread, round robin, so
 // the first kShards threads of a process never share one), and a read sums

@@ -7,20 +7,28 @@ namespace {
 
 constexpr uint64_t kFirstCapacity = 64;
 constexpr uint64_t kNotFound = ~uint64_t(0);
-// Old slots moved per insert/remove while a shard grows: the old table is
-// gone after capacity/kMoveStep updates of the shard, long before the new one
+// Old slots moved per insert/remove while a home grows: the old table is
+// gone after capacity/kMoveStep updates of the home, long before the new one
 // (twice as large, 5/16 full when growth starts) reaches its own limit.
 constexpr uint64_t kMoveStep = 32;
 
 bool over_limit(uint64_t live, uint64_t capacity) { return live * 8 > capacity * 5; }
 
+// Bytes of a retired table unmapped per update of its home (32 pages: a
+// few microseconds; a 1M-slot table is gone after ~450 updates).
+constexpr size_t kReleaseStep = size_t(128) << 10;
+
+size_t table_bytes(uint64_t capacity) { return capacity * (sizeof(uint64_t) + sizeof(LiveEntry)); }
+
 }  // namespace
 
 LiveTable::~LiveTable() {
-  for (auto& s : shards_) {
+  for (auto& s : homes_) {
     unmap_table(s.keys, s.capacity);
     unmap_table(s.old_keys, s.old_capacity);
+    if (s.retired) munmap(s.retired, s.retired_bytes);
   }
+  if (scratch_) munmap(scratch_, scratch_slots_ * sizeof(uint32_t));
 }
 
 uint64_t* LiveTable::map_table(uint64_t capacity) {
@@ -30,7 +38,25 @@ uint64_t* LiveTable::map_table(uint64_t capacity) {
 }
 
 void LiveTable::unmap_table(uint64_t* keys, uint64_t capacity) {
-  if (keys) munmap(keys, capacity * (sizeof(uint64_t) + sizeof(LiveEntry)));
+  if (keys) munmap(keys, table_bytes(capacity));
+}
+
+LiveTable::Retired::~Retired() {
+  if (step) munmap(step, step_bytes);
+  if (rest) munmap(rest, rest_bytes);
+}
+
+// The next step of the home's retired table into *done (unmapped after
+// the lock; the mapping starts on a page and steps are whole pages, so
+// each step is a valid munmap range; the kernel rounds the last one up).
+void LiveTable::release_step(Home& s, Retired* done) {
+  if (!s.retired) return;
+  const size_t n = s.retired_bytes < kReleaseStep ? s.retired_bytes : kReleaseStep;
+  done->step = s.retired;
+  done->step_bytes = n;
+  s.retired += n;
+  s.retired_bytes -= n;
+  if (s.retired_bytes == 0) s.retired = nullptr;
 }
 
 // Index of `key` in the table, or kNotFound. Empty slots end a probe; moved
@@ -74,9 +100,10 @@ void LiveTable::erase_shift(uint64_t* keys, uint64_t capacity, uint64_t i) {
 }
 
 // Moves up to `slots` old slots into the current table; when all are moved,
-// hands the old table to *done, which unmaps it after the shard lock is
-// released (unmapping megabytes takes a while; other threads need not wait).
-void LiveTable::move_some(Shard& s, uint64_t slots, Retired* done) {
+// the old table is retired (release_step gives it back a step per update;
+// one still retired then, rare, goes to *done whole, unmapped after the
+// home's lock is released: other threads need not wait).
+void LiveTable::move_some(Home& s, uint64_t slots, Retired* done) {
   if (!s.old_keys) return;
   LiveEntry* vals = entries(s.old_keys, s.old_capacity);
   for (uint64_t end = s.cursor + slots; s.cursor < s.old_capacity && s.cursor < end; ++s.cursor) {
@@ -86,8 +113,12 @@ void LiveTable::move_some(Shard& s, uint64_t slots, Retired* done) {
     s.old_keys[s.cursor] = kMoved;
   }
   if (s.cursor == s.old_capacity) {
-    done->keys = s.old_keys;
-    done->capacity = s.old_capacity;
+    if (s.retired) {
+      done->rest = s.retired;  // rare: an earlier table not given back yet
+      done->rest_bytes = s.retired_bytes;
+    }
+    s.retired = reinterpret_cast<char*>(s.old_keys);
+    s.retired_bytes = table_bytes(s.old_capacity);
     s.old_keys = nullptr;
     s.old_capacity = 0;
     s.cursor = 0;
@@ -96,7 +127,7 @@ void LiveTable::move_some(Shard& s, uint64_t slots, Retired* done) {
 
 // Makes the current table the old one and starts an empty one twice as
 // large. False when no memory is left.
-bool LiveTable::start_growth(Shard& s, Retired* done) {
+bool LiveTable::start_growth(Home& s, Retired* done) {
   move_some(s, ~uint64_t(0), done);  // a previous growth not finished yet (rare)
   uint64_t cap = s.capacity ? s.capacity * 2 : kFirstCapacity;
   uint64_t* keys = map_table(cap);
@@ -110,47 +141,49 @@ bool LiveTable::start_growth(Shard& s, Retired* done) {
   return true;
 }
 
-// Into the shards (a move out of a nursery, or a refused free's entry).
-// The newer allocation wins over an entry already there with the key.
-bool LiveTable::shared_insert(const LiveEntry& e) {
-  uint64_t h = hash(e.key);
-  Shard& s = shard_for(h);
-  Retired done;  // destroyed after the guard
-  SpinGuard g(s.lock);
-  move_some(s, kMoveStep, &done);
+// Into home `s` (the caller holds its lock; *done is destroyed after the
+// caller's guard): the newer allocation wins over an entry already there
+// with the key.
+bool LiveTable::home_insert(Home& s, const LiveEntry& e, uint64_t h, Retired* done) {
+  release_step(s, done);
+  move_some(s, kMoveStep, done);
   uint64_t i = slot_of(s.keys, s.capacity, e.key, h);
   if (i != kNotFound) {
     LiveEntry& held = entries(s.keys, s.capacity)[i];
     if (newer_or_same(e, held)) held = e;
     return true;
   }
+  uint64_t live = live_of(s);
   uint64_t o = slot_of(s.old_keys, s.old_capacity, e.key, h);
   if (o != kNotFound) {
     if (!newer_or_same(e, entries(s.old_keys, s.old_capacity)[o])) return true;
     s.old_keys[o] = kMoved;
-    --s.live;
+    --live;
   }
-  if (over_limit(s.live + 1, s.capacity) && !start_growth(s, &done)) {
+  if (over_limit(live + 1, s.capacity) && !start_growth(s, done)) {
     // No memory for a larger table: use the slack of this one while it lasts.
-    if (s.live + 1 >= s.capacity) return false;
+    if (live + 1 >= s.capacity) {
+      set_live(s, live);
+      return false;
+    }
   }
   place(s.keys, s.capacity, e, h);
-  ++s.live;
+  set_live(s, live + 1);
   return true;
 }
 
-bool LiveTable::shared_lookup(uint64_t key, LiveEntry* out, bool take) {
-  uint64_t h = hash(key);
-  Shard& s = shard_for(h);
-  Retired done;  // destroyed after the guard
-  SpinGuard g(s.lock);
-  if (take) move_some(s, kMoveStep, &done);
+// In home `s` (as home_insert).
+bool LiveTable::home_lookup(Home& s, uint64_t key, uint64_t h, LiveEntry* out, bool take, Retired* done) {
+  if (take) {
+    release_step(s, done);
+    move_some(s, kMoveStep, done);
+  }
   uint64_t i = slot_of(s.keys, s.capacity, key, h);
   if (i != kNotFound) {
     if (out) *out = entries(s.keys, s.capacity)[i];
     if (take) {
       erase_shift(s.keys, s.capacity, i);
-      --s.live;
+      set_live(s, live_of(s) - 1);
     }
     return true;
   }
@@ -159,7 +192,7 @@ bool LiveTable::shared_lookup(uint64_t key, LiveEntry* out, bool take) {
   if (out) *out = entries(s.old_keys, s.old_capacity)[o];
   if (take) {
     s.old_keys[o] = kMoved;
-    --s.live;
+    set_live(s, live_of(s) - 1);
   }
   return true;
 }

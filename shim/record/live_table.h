@@ -2,44 +2,44 @@
 // VMM handle, in a second instance). It answers "who holds the memory" even
 // for allocations older than the ring.
 //
-// Two levels, so that the hot path writes no cache line another thread
-// writes (docs/performance.md, "Threads: the live table's nurseries"):
+// Homes, so that a thread's own allocations and frees write no cache line
+// another thread writes, however long the allocations live
+// (docs/performance.md, "Threads"):
 //
-// Nurseries: each recording thread keeps its last kNurserySlots allocations
-// in its own nursery (picked once per thread, round robin: the first
-// kNurseries threads of a process never share one). A nursery is one lock
-// and a small array on lines only its thread writes, so an allocation freed
-// by the same thread before kNurserySlots more of its allocations (the
-// temporaries of a training step, most of a stream-ordered allocator's
-// traffic) never touches a shared line. The oldest entry moves to the shards
-// when a new one needs its slot.
+// Each recording thread has a home table (one of kHomes, picked once per
+// thread, round robin: the first kHomes threads of a process never share
+// one; later ones share, still correct, as every home has its own lock). An
+// allocation is inserted into its thread's home and stays there until it is
+// freed: entries never move between homes. A home is a power-of-two table
+// with linear probing and backward-shift deletion (no tombstones: the probe
+// length depends on the load only, not on how many allocations came and
+// went). Keys sit in their own array (eight per cache line) and entries in a
+// parallel one, so a probe touches one line of keys and the one entry it
+// finds. A home doubles when 5/8 full; the old table is moved over
+// incrementally (a few slots per insert/remove of that home), then given
+// back to the kernel a step at a time, so no caller ever waits for a whole
+// table to be rehashed or unmapped, and a thread looking into
+// another's home while it grows holds that home's lock for one probe of
+// each of its two tables. Arrays come from mmap (zero pages on demand, no
+// memset, no malloc lock).
 //
-// Shards: 64 shards keyed by a hash of the address, each guarded by its own
-// spinlock. A shard is a power-of-two table with linear probing and
-// backward-shift deletion (no tombstones: the probe length depends on the
-// load only, not on how many allocations came and went). Keys sit in their
-// own array (eight per cache line) and entries in a parallel one, so a probe
-// touches one line of keys and the one entry it finds. A shard doubles when
-// 5/8 full; the old table is moved over incrementally (a few slots per
-// insert/remove of that shard), so no caller ever waits for a whole shard to
-// be rehashed. Arrays come from mmap (zero pages on demand, no memset, no
-// malloc lock).
+// Finding a key (a free): this thread's home, then every other home that
+// holds anything (`used_`, then `live`, read without its lock), each under
+// its own lock.
+// An entry inserted before the free began (the program frees what it was
+// given) is counted in what the freeing thread reads, and it cannot leave
+// its home but by a removal, so one pass finds it. A free on another thread
+// than the allocation's costs a lock and a probe per other home that holds
+// anything (the allocating thread's lines move to the freeing core); a free
+// on the allocating thread costs its own home's lock and one probe.
 //
-// Finding a key (a free): this thread's nursery, then the shards, then the
-// other threads' nurseries (those that hold anything), then the shards once
-// more. A move holds its nursery's lock from the shard insert to the slot's
-// release, so an entry is always in one of the places looked at, in that
-// order, at the moment it is looked at: an entry moved after the first
-// shard lookup is found by the second. A free on another thread than its
-// allocation costs the walk of the other nurseries only while the entry is
-// young.
-//
-// Lock order: a nursery, then a shard (a move); never two nurseries, never
-// two shards, except lock_all (fork), which takes them all in that order.
-// Lifetime hazard: a key the driver hands out again while we
-// still list it (a free we did not see) can be in two places for a while;
-// the newer allocation (by time) wins where the two meet (a move into a
-// shard, a snapshot), as with one table.
+// Lock order: a thread holds one home lock at a time, except lock_all
+// (fork), which takes the snapshot lock then every home in index order.
+// Lifetime hazard: a key the driver hands out again while we still list it
+// (a free we did not see) replaces the entry when both allocations were
+// made by threads of one home; across homes both stay listed, a snapshot
+// keeps the newer (by time) only, and a free removes the one found first
+// (its own home's), so the older can stay listed after the newer is freed.
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -80,16 +80,14 @@ inline LiveEntry live_entry_from_event(const Event& e) {
 
 class LiveTable {
  public:
-  static constexpr int kShards = 64;
-  static constexpr int kNurseries = 64;
-  static constexpr int kNurserySlots = 16;
+  static constexpr int kHomes = 64;
 
   LiveTable() = default;
   ~LiveTable();
   LiveTable(const LiveTable&) = delete;
   LiveTable& operator=(const LiveTable&) = delete;
 
-  // Inserts into this thread's nursery, or replaces (a driver never hands
+  // Inserts into this thread's home, or replaces (a driver never hands
   // out a live address twice; if it does, the newer allocation wins).
   // Returns false only if memory ran out.
   bool insert(const LiveEntry& e);
@@ -98,46 +96,40 @@ class LiveTable {
   bool find(uint64_t key, LiveEntry* out) { return lookup(key, out, false); }
 
   uint64_t count() const;
-  // Appends every entry; each nursery and shard is copied under its lock,
-  // each key once (live_table_snapshot.cpp).
+  // Appends every entry; each home is copied under its lock, each key once
+  // (live_table_snapshot.cpp).
   void snapshot(std::vector<LiveEntry>* out);
-  // The same into out[0, cap) without allocating (the out-of-memory freeze,
-  // dump/freeze.h): the number copied, or UINT64_MAX when the entries do not
-  // fit (the table grew since the caller sized `out`).
+  // The same into out[0, cap) without calling malloc (the out-of-memory
+  // freeze, dump/freeze.h): the number copied, or UINT64_MAX when the
+  // entries do not fit (the table grew since the caller sized `out`).
   uint64_t snapshot_into(LiveEntry* out, uint64_t cap);
 
-  // fork: prepare locks every nursery and shard so no update is half-done,
-  // parent/child unlock (see atfork in recorder.cpp).
+  // fork: prepare locks every home so no update is half-done, parent/child
+  // unlock (see atfork in recorder.cpp).
   void lock_all();
   void unlock_all();
 
  private:
   // Marks a slot of the table being moved out whose entry was moved or
-  // removed (only the old table of a shard that is growing has them).
+  // removed (only the old table of a home that is growing has them).
   static constexpr uint64_t kMoved = ~uint64_t(0);
-  // One cache line per shard: threads working on different shards never
-  // share a line. keys[capacity] is followed by LiveEntry[capacity] in the
-  // same mapping (entries(keys, capacity)).
-  struct alignas(64) Shard {
+  // A thread's table. 128-byte aligned: the adjacent-line prefetcher never
+  // pairs two threads' homes. keys[capacity] is followed by
+  // LiveEntry[capacity] in the same mapping (entries(keys, capacity)).
+  struct alignas(128) Home {
     SpinLock lock;
+    // Entries in both tables. Written under `lock`; read without it by
+    // other threads' lookups (skip an empty home) and count().
+    std::atomic<uint64_t> live{0};
     uint64_t* keys = nullptr;
-    uint64_t capacity = 0;      // power of two, 0 before the first insert
-    uint64_t live = 0;          // entries in both tables
+    uint64_t capacity = 0;         // power of two, 0 before the first insert
     uint64_t* old_keys = nullptr;  // table being moved out, or null
     uint64_t old_capacity = 0;
-    uint64_t cursor = 0;        // old slots below this one are moved
-  };
-  static_assert(sizeof(Shard) == 64, "a shard is one cache line");
-  // A thread's young allocations. 128-byte aligned: the adjacent-line
-  // prefetcher never pairs two threads' nurseries.
-  struct alignas(128) Nursery {
-    SpinLock lock;
-    std::atomic<uint32_t> count{0};  // entries held; read without the lock by other threads' lookups
-    uint32_t next = 0;               // the slot the next insert takes (the oldest entry's, when full)
-    // 0 = empty slot. Written under `lock`; read without it by a lookup's
-    // first scan (nursery_lookup), so atomic (relaxed).
-    std::atomic<uint64_t> keys[kNurserySlots] = {};
-    LiveEntry entries[kNurserySlots];
+    uint64_t cursor = 0;           // old slots below this one are moved
+    // A moved-out table not unmapped yet: unmapping 56 MiB (1M slots) took
+    // 5 ms, so it goes back kReleaseStep bytes per update of the home.
+    char* retired = nullptr;
+    size_t retired_bytes = 0;
   };
   static uint64_t hash(uint64_t key) {
     key ^= key >> 33;
@@ -150,39 +142,52 @@ class LiveTable {
   static LiveEntry* entries(uint64_t* keys, uint64_t capacity) {
     return reinterpret_cast<LiveEntry*>(keys + capacity);
   }
-  Shard& shard_for(uint64_t h) { return shards_[h >> 58]; }
   static uint64_t* map_table(uint64_t capacity);
   static void unmap_table(uint64_t* keys, uint64_t capacity);
   static uint64_t slot_of(const uint64_t* keys, uint64_t capacity, uint64_t key, uint64_t h);
   static void place(uint64_t* keys, uint64_t capacity, const LiveEntry& e, uint64_t h);
   static void erase_shift(uint64_t* keys, uint64_t capacity, uint64_t i);
-  struct Retired {  // a moved-out table, unmapped when this goes away
-    uint64_t* keys = nullptr;
-    uint64_t capacity = 0;
-    ~Retired() { unmap_table(keys, capacity); }
+  // Memory to unmap once the home's lock is released: a step of a retired
+  // table, and (rare) a whole one. ~Retired unmaps them.
+  struct Retired {
+    void* step = nullptr;
+    size_t step_bytes = 0;
+    void* rest = nullptr;
+    size_t rest_bytes = 0;
+    ~Retired();
   };
-  static void move_some(Shard& s, uint64_t slots, Retired* done);
-  static bool start_growth(Shard& s, Retired* done);
+  static void move_some(Home& s, uint64_t slots, Retired* done);
+  static void release_step(Home& s, Retired* done);
+  static bool start_growth(Home& s, Retired* done);
+  static void set_live(Home& s, uint64_t n) { s.live.store(n, std::memory_order_relaxed); }
+  static uint64_t live_of(const Home& s) { return s.live.load(std::memory_order_relaxed); }
+  // One home's table, under its lock (live_table.cpp).
+  static bool home_insert(Home& s, const LiveEntry& e, uint64_t h, Retired* done);
+  static bool home_lookup(Home& s, uint64_t key, uint64_t h, LiveEntry* out, bool take, Retired* done);
+  // The homes (live_table_homes.cpp).
+  Home& own_home();
   bool lookup(uint64_t key, LiveEntry* out, bool take);
-  // The shards alone.
-  bool shared_insert(const LiveEntry& e);
-  bool shared_lookup(uint64_t key, LiveEntry* out, bool take);
-  // The nurseries (live_table_nursery.cpp).
-  Nursery& own_nursery();
-  static int nursery_slot(const Nursery& n, uint64_t key);  // -1: not there (exact under n.lock)
-  static bool nursery_lookup(Nursery& n, uint64_t key, LiveEntry* out, bool take);
-  bool other_nurseries_lookup(const Nursery& own, uint64_t key, LiveEntry* out, bool take);
   template <typename Visit>
-  static void for_each_entry(Shard& s, Visit&& visit);  // the caller holds s.lock
+  static void for_each_entry(Home& s, Visit&& visit);  // the caller holds s.lock
+  // Drops the older of two entries of one key from out[0, n) whose entries
+  // from `first` on came from other homes than [0, first) (each home's
+  // keys are unique); the new count (live_table_snapshot.cpp).
+  uint64_t keep_newer(LiveEntry* out, uint64_t first, uint64_t n);
 
-  Shard shards_[kShards];
-  Nursery nurseries_[kNurseries];
-  // One snapshot at a time: it uses dedupe_ (live_table_snapshot.cpp).
+  Home homes_[kHomes];
+  // A bit per home that ever held an entry: set once, by the home's first
+  // insert (read first, so never written again), never cleared. A lookup
+  // that misses its own home walks only these, not all kHomes lines.
+  std::atomic<uint64_t> used_{0};
+  static_assert(kHomes <= 64, "one bit per home");
+  // One snapshot at a time: it uses scratch_ (live_table_snapshot.cpp), an
+  // index mapped on first need and grown with mremap, never freed but with
+  // the table.
   SpinLock snapshot_lock_;
-  static constexpr int kDedupeSlots = 2 * kNurseries * kNurserySlots;
-  uint16_t dedupe_[kDedupeSlots] = {};  // index + 1 of a young entry in the snapshot; 0 = empty
+  uint32_t* scratch_ = nullptr;
+  uint64_t scratch_slots_ = 0;
 
-  friend class SnapshotDedupe;
+  friend class SnapshotIndex;
 };
 
 // True when `a` is the same allocation as `b` or a later one (time order,

@@ -1,96 +1,115 @@
 // Reading the whole live table: its count, a copy (the out-of-memory
-// freeze), and the fork locks. Nurseries first, then the shards, each under
-// its own lock only: the program's threads keep recording meanwhile, so an
-// entry can move from a nursery to a shard between the two copies and be
-// seen twice, and a key the driver handed out again while we still listed
-// it (live_table.h) can be in two places. SnapshotDedupe keeps each key
-// once, the newer allocation, without a pass over the whole copy: only the
-// shards that a young key hashes to are checked.
+// freeze), and the fork locks. Each home is copied under its own lock
+// only: the program's threads keep recording meanwhile, so a key can be
+// freed from one home after its copy and handed out again into another
+// before that one's copy, and a key the driver handed out again while we
+// still listed it (live_table.h) can be in two homes. Within one home each
+// key is once (an insert replaces). So the fullest home is copied first and
+// only the entries of the others are indexed (SnapshotIndex): a key twice
+// in the copy has at least one of its entries there. The newer allocation
+// stays.
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cstring>
+
 #include "shim/record/live_table.h"
 
 namespace gpumemrec {
 
-// The young (nursery) entries of one snapshot, indexed by key in the
-// table's dedupe_ array (open addressing; the young entries are at most
-// kNurseries * kNurserySlots, half of its slots). A dropped young entry has
-// its key set to 0 in the copy; compact() fills those holes.
-class SnapshotDedupe {
+// An open-addressing index (index + 1 of an entry of `out`; 0 = empty) over
+// the table's scratch_ slots. A dropped entry gets key 0: a slot is always
+// moved to the entry that beat the one it held, so no probe stops at one.
+class SnapshotIndex {
  public:
-  SnapshotDedupe(LiveTable& t, LiveEntry* out, uint64_t young) : slots_(t.dedupe_), out_(out), young_(young) {
-    for (int i = 0; i < LiveTable::kDedupeSlots; ++i) slots_[i] = 0;
-    for (uint64_t i = 0; i < young; ++i) add(i);
+  SnapshotIndex(uint32_t* slots, uint64_t count, LiveEntry* out) : slots_(slots), mask_(count - 1), out_(out) {
+    std::memset(slots_, 0, count * sizeof(uint32_t));
   }
-  // Whether shard `shard` may hold a key of a young entry.
-  bool may_hold(int shard) const { return (shard_mask_ >> shard) & 1; }
-  // Drops from out[from, to) the entries a young one supersedes and the
-  // young ones superseded by them; returns the new end.
-  uint64_t filter(uint64_t from, uint64_t to) {
-    uint64_t end = from;
-    for (uint64_t k = from; k < to; ++k) {
-      uint16_t* s = find(out_[k].key);
-      if (*s != 0) {
-        LiveEntry& young = out_[*s - 1];
-        if (newer_or_same(young, out_[k])) continue;  // the copy from the nursery stands
-        young.key = 0;  // its slot stays: a key 0 never matches, so probes go past it
-      }
-      if (end != k) out_[end] = out_[k];
-      ++end;
-    }
-    return end;
+  // Indexes out[i]; of two entries of its key, the older gets key 0.
+  void add(uint64_t i) {
+    uint32_t* s = find(out_[i].key);
+    if (*s != 0 && !drop_older(*s - 1, i)) return;
+    *s = uint32_t(i + 1);
   }
-  // Fills the holes of dropped young entries from the end; the new count.
-  uint64_t compact(uint64_t n) {
-    for (uint64_t i = 0; i < young_ && i < n; ++i) {
-      while (n > i && out_[i].key == 0) {
-        out_[i] = out_[n - 1];
-        --n;
-      }
-    }
-    return n;
+  // out[i] against the indexed entries (its key is not indexed itself).
+  void check(uint64_t i) {
+    uint32_t* s = find(out_[i].key);
+    if (*s != 0) drop_older(*s - 1, i);
   }
 
  private:
-  static constexpr uint64_t kMask = LiveTable::kDedupeSlots - 1;
-  static_assert((LiveTable::kDedupeSlots & kMask) == 0, "a power of two");
-
-  uint16_t* find(uint64_t key) {
-    uint64_t i = LiveTable::hash(key) & kMask;
-    while (slots_[i] != 0 && out_[slots_[i] - 1].key != key) i = (i + 1) & kMask;
+  uint32_t* find(uint64_t key) {
+    uint64_t i = LiveTable::hash(key) & mask_;
+    while (slots_[i] != 0 && out_[slots_[i] - 1].key != key) i = (i + 1) & mask_;
     return &slots_[i];
   }
-  void add(uint64_t i) {
-    const uint64_t key = out_[i].key;
-    shard_mask_ |= uint64_t(1) << (LiveTable::hash(key) >> 58);
-    uint16_t* s = find(key);
-    if (*s != 0) {  // in two nurseries: the newer stays
-      LiveEntry& other = out_[*s - 1];
-      if (newer_or_same(other, out_[i])) {
-        out_[i].key = 0;
-        return;
-      }
-      other.key = 0;
+  // True when out[i] is the newer one (out[held] is dropped).
+  bool drop_older(uint64_t held, uint64_t i) {
+    if (newer_or_same(out_[held], out_[i])) {
+      out_[i].key = 0;
+      return false;
     }
-    *s = uint16_t(i + 1);
+    out_[held].key = 0;
+    return true;
   }
 
-  uint16_t* slots_;
+  uint32_t* slots_;
+  uint64_t mask_;
   LiveEntry* out_;
-  uint64_t young_;
-  uint64_t shard_mask_ = 0;
 };
+
+namespace {
+
+// The entries of out[0, n) whose key is not 0, in their order; the count.
+uint64_t drop_zero_keys(LiveEntry* out, uint64_t n) {
+  uint64_t w = 0;
+  for (uint64_t r = 0; r < n; ++r) {
+    if (out[r].key == 0) continue;
+    if (w != r) out[w] = out[r];
+    ++w;
+  }
+  return w;
+}
+
+// Without an index (the host would not map one): sorted by key in place
+// (std::sort allocates nothing), the newest of each run of one key kept.
+uint64_t keep_newer_sorted(LiveEntry* out, uint64_t n) {
+  std::sort(out, out + n, [](const LiveEntry& a, const LiveEntry& b) {
+    return a.key != b.key ? a.key < b.key : newer_or_same(a, b) && !newer_or_same(b, a);
+  });
+  for (uint64_t i = 1; i < n; ++i)
+    if (out[i].key == out[i - 1].key) out[i].key = 0;  // the run's first is the newest
+  return drop_zero_keys(out, n);
+}
+
+}  // namespace
+
+uint64_t LiveTable::keep_newer(LiveEntry* out, uint64_t first, uint64_t n) {
+  if (first == n) return n;  // one home held everything
+  uint64_t want = 64;
+  while (want < 2 * (n - first)) want *= 2;
+  if (scratch_slots_ < want) {
+    const size_t bytes = want * sizeof(uint32_t);
+    void* p = scratch_ ? mremap(scratch_, scratch_slots_ * sizeof(uint32_t), bytes, MREMAP_MAYMOVE)
+                       : mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) return keep_newer_sorted(out, n);
+    scratch_ = static_cast<uint32_t*>(p);
+    scratch_slots_ = want;
+  }
+  SnapshotIndex index(scratch_, want, out);
+  for (uint64_t i = first; i < n; ++i) index.add(i);
+  for (uint64_t i = 0; i < first; ++i) index.check(i);
+  return drop_zero_keys(out, n);
+}
 
 uint64_t LiveTable::count() const {
   uint64_t n = 0;
-  for (auto& s : const_cast<Shard(&)[kShards]>(shards_)) {
-    SpinGuard g(s.lock);
-    n += s.live;
-  }
-  for (const Nursery& y : nurseries_) n += y.count.load(std::memory_order_relaxed);
+  for (const Home& s : homes_) n += live_of(s);
   return n;
 }
 
 template <typename Visit>
-void LiveTable::for_each_entry(Shard& s, Visit&& visit) {
+void LiveTable::for_each_entry(Home& s, Visit&& visit) {
   for (uint64_t* keys : {s.keys, s.old_keys}) {
     if (!keys) continue;
     uint64_t cap = keys == s.keys ? s.capacity : s.old_capacity;
@@ -113,37 +132,31 @@ void LiveTable::snapshot(std::vector<LiveEntry>* out) {
 
 uint64_t LiveTable::snapshot_into(LiveEntry* out, uint64_t cap) {
   SpinGuard one(snapshot_lock_);
-  uint64_t n = 0;
-  for (Nursery& y : nurseries_) {
-    SpinGuard g(y.lock);
-    if (n + kNurserySlots > cap) return UINT64_MAX;
-    for (int i = 0; i < kNurserySlots; ++i)
-      if (y.keys[i].load(std::memory_order_relaxed) != 0) out[n++] = y.entries[i];
+  int fullest = 0;
+  for (int k = 1; k < kHomes; ++k)
+    if (live_of(homes_[k]) > live_of(homes_[fullest])) fullest = k;
+  uint64_t n = 0, first = 0;
+  for (int j = 0; j < kHomes; ++j) {
+    Home& s = homes_[(fullest + j) % kHomes];  // the fullest first
+    if (live_of(s) != 0) {
+      SpinGuard g(s.lock);
+      if (n + live_of(s) > cap) return UINT64_MAX;
+      for_each_entry(s, [&](const LiveEntry& e) { out[n++] = e; });
+    }
+    if (j == 0) first = n;
   }
-  SnapshotDedupe young(*this, out, n);
-  for (int k = 0; k < kShards; ++k) {
-    Shard& s = shards_[k];
-    SpinGuard g(s.lock);
-    if (n + s.live > cap) return UINT64_MAX;
-    const uint64_t from = n;
-    for_each_entry(s, [&](const LiveEntry& e) { out[n++] = e; });
-    if (young.may_hold(k)) n = young.filter(from, n);
-  }
-  return young.compact(n);
+  return keep_newer(out, first, n);
 }
 
-// Order: the snapshot lock, the nurseries, the shards (a move takes a
-// nursery then a shard; a snapshot holds one lock besides its own at a
-// time).
+// Order: the snapshot lock, then the homes (a thread holds one home lock
+// at a time; a snapshot holds one besides its own).
 void LiveTable::lock_all() {
   snapshot_lock_.lock();
-  for (auto& y : nurseries_) y.lock.lock();
-  for (auto& s : shards_) s.lock.lock();
+  for (auto& s : homes_) s.lock.lock();
 }
 
 void LiveTable::unlock_all() {
-  for (auto& s : shards_) s.lock.unlock();
-  for (auto& y : nurseries_) y.lock.unlock();
+  for (auto& s : homes_) s.lock.unlock();
   snapshot_lock_.unlock();
 }
 

@@ -320,7 +320,7 @@ class Ring {
   // of cache lines (128 bytes: the adjacent-line prefetcher fetches lines in
   // pairs): on one line, every claim by one thread invalidated the epoch in
   // every other thread's cache (false sharing, ~13% of the hot path's
-  // samples with two threads really running at once, docs/performance.md).
+  // samples with two threads really running at once, docs/performance-log.md).
   alignas(128) std::atomic<uint64_t> next_{1};  // generation << 56 | next seq
   alignas(128) std::atomic<uint64_t> epoch_{0};  // the fork epoch (see above)
   // Read by every claim(Block*), written only at a swap (see Blocks above).

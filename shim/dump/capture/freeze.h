@@ -1,5 +1,5 @@
 // Step 1 of a dump, on the failing thread: freeze what the bundle needs,
-// and nothing else (no allocation, no lock but the live table's shard locks
+// and nothing else (no allocation, no lock but the live table's home locks
 // and the swap lock below, no symbolization, no file). The failed call then
 // returns; the writer thread (writer_thread.h) turns the frozen state into a
 // bundle.
@@ -28,9 +28,11 @@
 // given back with MADV_DONTNEED by freeze_trim when failures stop):
 //   events  ring capacity x 64 bytes (the whole window fits, always), filled
 //           by the writer;
-//   live    room for kLiveReserve entries, grown with mremap at the freeze
-//           when more are live (one system call; if the kernel refuses, the
-//           freeze fails and the caller writes no bundle, one warning);
+//   live    room for kLiveReserve entries, on a 2 MiB boundary in huge
+//           pages where the kernel gives them (freeze.cpp), replaced by a
+//           larger region at the freeze when more are live (if the kernel
+//           refuses, the freeze fails and the caller writes no bundle, one
+//           warning);
 //   ring    kRingBuffers - 1 spare ring buffers (capacity x 64 bytes each),
 //           touched by the program's own calls once one is live; a buffer
 //           that is neither live nor pinned and whose newest event is more

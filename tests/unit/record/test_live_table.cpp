@@ -238,21 +238,21 @@ TEST(LiveTable, ConcurrentGrowthAndChurn) {
   EXPECT_EQ(t.count(), expected);
 }
 
-// The nurseries (live_table.h). An allocation freed on its own thread while
-// young never reaches the shards; older ones move there one by one, oldest
-// first, and every one stays findable on the way.
-TEST(LiveTable, YoungEntriesMoveToTheShardsOldestFirst) {
+// The homes (live_table.h). One thread's thousands of live entries stay in
+// its home, each findable as the home grows, and leave in any order.
+TEST(LiveTable, OneThreadsManyLiveEntriesStayFindable) {
   LiveTable t;
-  constexpr uint64_t n = LiveTable::kNurserySlots * 3 + 5;
+  constexpr uint64_t n = 5000;
   for (uint64_t i = 1; i <= n; ++i) {
     ASSERT_TRUE(t.insert(entry(i << 20, i)));
+    if ((i & (i - 1)) != 0) continue;
     for (uint64_t j = 1; j <= i; ++j) ASSERT_TRUE(t.find(j << 20, nullptr)) << i << " " << j;
   }
   EXPECT_EQ(t.count(), n);
   std::vector<LiveEntry> snap;
   t.snapshot(&snap);
   EXPECT_EQ(snap.size(), n);
-  for (uint64_t i = n; i >= 1; --i) {  // newest first: the nursery, then the shards
+  for (uint64_t i = n; i >= 1; --i) {
     LiveEntry e;
     ASSERT_TRUE(t.remove(i << 20, &e));
     EXPECT_EQ(e.size, i);
@@ -261,23 +261,25 @@ TEST(LiveTable, YoungEntriesMoveToTheShardsOldestFirst) {
 }
 
 // A free on another thread than the allocation's finds the entry in the
-// allocating thread's nursery, and removes it from there.
-TEST(LiveTable, AnotherThreadFreesAYoungEntry) {
+// allocating thread's home, and removes it from there.
+TEST(LiveTable, AnotherThreadFreesAnEntry) {
   LiveTable t;
-  std::thread([&] { ASSERT_TRUE(t.insert(entry(0x5000, 7))); }).join();
+  std::thread([&] {
+    for (uint64_t i = 1; i <= 600; ++i) ASSERT_TRUE(t.insert(entry(i << 12, i)));
+  }).join();
   LiveEntry e;
   ASSERT_TRUE(t.find(0x5000, &e));
-  EXPECT_EQ(e.size, 7u);
-  ASSERT_TRUE(t.remove(0x5000, &e));
+  EXPECT_EQ(e.size, 5u);
+  for (uint64_t i = 1; i <= 600; ++i) ASSERT_TRUE(t.remove(i << 12, &e)) << i;
   EXPECT_FALSE(t.find(0x5000, &e));
   EXPECT_FALSE(t.remove(0x5000, &e));  // double free
   EXPECT_EQ(t.count(), 0u);
 }
 
 // Many threads allocate while one frees everything they hand it: frees race
-// with the allocating threads' moves out of their nurseries, and must find
-// every entry exactly once (the second look into the shards).
-TEST(LiveTable, CrossThreadFreesRaceWithMoves) {
+// with the allocating threads' inserts and their homes' growth, and must
+// find every entry exactly once.
+TEST(LiveTable, CrossThreadFreesRaceWithGrowth) {
   LiveTable t;
   constexpr int kThreads = 6, kKeys = 30000;
   std::atomic<uint64_t> handed[kThreads * 64] = {};
@@ -315,24 +317,94 @@ TEST(LiveTable, CrossThreadFreesRaceWithMoves) {
   EXPECT_EQ(t.count(), 0u);
 }
 
-// A snapshot taken while threads allocate, move and free lists each key at
-// most once (an entry moving from a nursery to a shard between the two
-// copies is not listed twice), and every entry that no thread touches.
-TEST(LiveTable, SnapshotDuringMovesListsEachKeyOnce) {
+// One thread's home grows from empty to 200k entries (every doubling moved
+// over incrementally) while three others look up and free, in it, entries
+// it has published: each published entry is found once, with its size.
+TEST(LiveTable, GrowthUnderConcurrentLookups) {
+  LiveTable t;
+  constexpr uint64_t kKeys = 200000;
+  std::atomic<uint64_t> published{0};
+  std::atomic<uint64_t> bad{0}, freed{0};
+  std::vector<std::thread> readers;
+  for (int k = 0; k < 3; ++k)
+    readers.emplace_back([&, k] {
+      uint64_t next = uint64_t(k);  // reader k frees the keys i with i % 4 == k
+      std::mt19937_64 rng(k);
+      while (next < kKeys) {
+        const uint64_t upto = published.load(std::memory_order_acquire);
+        if (upto == 0) continue;
+        LiveEntry e;
+        const uint64_t any = rng() % upto;  // still live unless i % 4 < 3 and freed
+        if (any % 4 == 3 && (!t.find((any + 1) << 9, &e) || e.size != any + 1)) bad.fetch_add(1);
+        for (; next < upto; next += 4) {
+          if (!t.remove((next + 1) << 9, &e) || e.size != next + 1) bad.fetch_add(1);
+          else freed.fetch_add(1);
+        }
+      }
+    });
+  for (uint64_t i = 0; i < kKeys; ++i) {
+    ASSERT_TRUE(t.insert(entry((i + 1) << 9, i + 1)));
+    published.store(i + 1, std::memory_order_release);
+  }
+  for (auto& x : readers) x.join();
+  EXPECT_EQ(bad.load(), 0u);
+  EXPECT_EQ(freed.load(), kKeys / 4 * 3);
+  EXPECT_EQ(t.count(), kKeys / 4);
+}
+
+// More threads than homes (the later ones share, round robin), each with
+// 500 live entries, each freeing half of its own and half of a neighbour's:
+// nothing lost, nothing left, however the homes are shared.
+TEST(LiveTable, MoreThreadsThanHomes) {
+  LiveTable t;
+  constexpr int kThreads = LiveTable::kHomes + 16;
+  constexpr uint64_t kLive = 500;
+  auto key = [](int k, uint64_t i) { return (i << 24) | (uint64_t(k + 1) << 8); };
+  std::atomic<int> inserted{0};
+  std::atomic<uint64_t> missed{0};
+  std::vector<std::thread> th;
+  for (int k = 0; k < kThreads; ++k)
+    th.emplace_back([&, k] {
+      for (uint64_t i = 1; i <= kLive; ++i) t.insert(entry(key(k, i), i));
+      inserted.fetch_add(1);
+      while (inserted.load() < kThreads) std::this_thread::yield();
+      const int other = (k + 1) % kThreads;
+      for (uint64_t i = 1; i <= kLive; ++i) {
+        if (i % 2 == 0 && !t.remove(key(k, i), nullptr)) missed.fetch_add(1);      // its own
+        if (i % 2 == 1 && !t.remove(key(other, i), nullptr)) missed.fetch_add(1);  // the neighbour's
+      }
+    });
+  for (auto& x : th) x.join();
+  EXPECT_EQ(missed.load(), 0u);
+  EXPECT_EQ(t.count(), 0u);
+  std::vector<LiveEntry> snap;
+  t.snapshot(&snap);
+  EXPECT_TRUE(snap.empty());
+}
+
+// A snapshot taken while threads allocate and free (late: each free 300
+// allocations after its allocation, some on another thread, and addresses
+// handed from one thread to another as a caching allocator's are) lists
+// each key at most once, and every entry that no thread touches.
+TEST(LiveTable, SnapshotDuringChurnListsEachKeyOnce) {
   LiveTable t;
   constexpr uint64_t kStill = 5000;
   for (uint64_t i = 1; i <= kStill; ++i) t.insert(entry(i << 24, i));
   std::atomic<bool> stop{false};
+  std::atomic<uint64_t> clock{kStill + 1};  // allocation times, increasing over all threads
   std::vector<std::thread> th;
   for (int k = 0; k < 3; ++k)
     th.emplace_back([&, k] {
+      // Each thread cycles through the same 600 addresses from its own
+      // offset: a key freed by one is soon allocated by another (a reuse
+      // across homes), and two can race on one key (both keep it).
       for (uint64_t i = 1; !stop.load(); ++i) {
-        const uint64_t key = (i << 12) | (uint64_t(k + 1) << 4);
-        t.insert(entry(key, i));
-        if (i > 40) t.remove(((i - 40) << 12) | (uint64_t(k + 1) << 4), nullptr);
+        const uint64_t key = (((i + uint64_t(k) * 200) % 600) + 1) << 12;
+        t.remove(key, nullptr);  // whoever holds it: the driver reuses it after a free
+        t.insert(entry(key, clock.fetch_add(1)));
       }
     });
-  for (int round = 0; round < 200; ++round) {
+  for (int round = 0; round < 40; ++round) {
     std::vector<LiveEntry> snap;
     t.snapshot(&snap);
     std::set<uint64_t> seen;
@@ -348,47 +420,68 @@ TEST(LiveTable, SnapshotDuringMovesListsEachKeyOnce) {
 }
 
 // A free we never saw (the driver hands the address out again while it is
-// still listed): the newer allocation wins where the two entries meet, in a
-// snapshot and in a move to the shards. What this design gives up against
-// one table (a product decision, docs/design.md "Live table"): until they
-// meet, a free finds the newer one first and the older stays listed.
-TEST(LiveTable, MissedFreeTheNewerWinsWhereTheyMeet) {
+// still listed). On one thread (one home) the newer allocation replaces
+// the older at once. Across homes both stay listed: a snapshot lists the
+// newer once, and a free removes the one in the freeing thread's home
+// first. What this design gives up against one table (a product
+// decision, docs/design.md "Live table"): when that is the newer, the
+// older is listed again until its own key is freed once more.
+TEST(LiveTable, MissedFreeOnOneThreadReplaces) {
   LiveTable t;
   ASSERT_TRUE(t.insert(entry(0xA000, 1)));
-  for (uint64_t i = 1; i <= LiveTable::kNurserySlots; ++i) t.insert(entry(i << 30, 10 + i));  // 0xA000 moves out
-  ASSERT_TRUE(t.insert(entry(0xA000, 100)));  // handed out again: the free was missed
-  std::vector<LiveEntry> snap;
-  t.snapshot(&snap);
-  uint64_t n = 0;
-  for (auto& e : snap)
-    if (e.key == 0xA000) {
-      ++n;
-      EXPECT_EQ(e.size, 100u);
-    }
-  EXPECT_EQ(n, 1u);
-  for (uint64_t i = 1; i <= LiveTable::kNurserySlots; ++i) t.insert(entry((i << 30) + 1, 200 + i));  // it moves too
+  for (uint64_t i = 1; i <= 100; ++i) t.insert(entry(i << 30, 10 + i));
+  ASSERT_TRUE(t.insert(entry(0xA000, 500)));  // handed out again: the free was missed
+  EXPECT_EQ(t.count(), 101u);
   LiveEntry e;
   ASSERT_TRUE(t.remove(0xA000, &e));
-  EXPECT_EQ(e.size, 100u);
-  EXPECT_FALSE(t.find(0xA000, &e));  // met in the shard: one entry was left
+  EXPECT_EQ(e.size, 500u);
+  EXPECT_FALSE(t.find(0xA000, &e));
 }
 
-// Two threads' nurseries hold the same key (a missed free, the address
-// handed to another thread): a snapshot lists the newer once.
-TEST(LiveTable, MissedFreeAcrossNurseriesSnapshotKeepsTheNewer) {
+TEST(LiveTable, MissedFreeAcrossHomesSnapshotKeepsTheNewer) {
   LiveTable t;
-  std::thread([&] { t.insert(entry(0xB000, 1)); }).join();
-  std::thread([&] { t.insert(entry(0xB000, 2)); }).join();
-  std::vector<LiveEntry> snap;
-  t.snapshot(&snap);
-  ASSERT_EQ(snap.size(), 1u);
-  EXPECT_EQ(snap[0].size, 2u);
+  // Four threads, each started after the previous one's first insert, so
+  // each picks the next home (round robin): four different homes.
+  std::thread([&] {
+    for (uint64_t i = 1; i <= 1000; ++i) t.insert(entry(i << 30, i));  // the fullest home
+    t.insert(entry(0xB000, 5000));
+    std::thread([&] { t.insert(entry(0xB000, 6000)); }).join();    // newer, in a smaller home
+    std::thread([&] { t.insert(entry(0xB000, 5500)); }).join();    // in between, in a third
+    std::thread([&] { t.insert(entry(uint64_t(7) << 30, 7000)); }).join();  // newer than the fullest home's
+    std::vector<LiveEntry> snap;
+    t.snapshot(&snap);
+    ASSERT_EQ(snap.size(), 1001u);
+    std::unordered_map<uint64_t, uint64_t> got;
+    for (auto& e : snap) ASSERT_TRUE(got.emplace(e.key, e.size).second) << e.key;
+    EXPECT_EQ(got[0xB000], 6000u);
+    EXPECT_EQ(got[uint64_t(7) << 30], 7000u);
+    EXPECT_EQ(got[uint64_t(8) << 30], 8u);
+    // This thread frees 0xB000: its own home's entry (the oldest) goes first.
+    LiveEntry e;
+    ASSERT_TRUE(t.remove(0xB000, &e));
+    EXPECT_EQ(e.size, 5000u);
+    ASSERT_TRUE(t.remove(0xB000, &e));  // then the other homes' (the older stays listed meanwhile)
+    ASSERT_TRUE(t.remove(0xB000, &e));
+    EXPECT_FALSE(t.find(0xB000, &e));
+  }).join();
+}
+
+// snapshot_into says when the entries do not fit, whichever home is short.
+TEST(LiveTable, SnapshotIntoTooSmallAcrossHomes) {
+  LiveTable t;
+  for (uint64_t i = 1; i <= 300; ++i) t.insert(entry(i << 12, i));
+  std::thread([&] {
+    for (uint64_t i = 1; i <= 200; ++i) t.insert(entry((i << 12) | 0x100, i));
+  }).join();
+  std::vector<LiveEntry> out(500);
+  EXPECT_EQ(t.snapshot_into(out.data(), 499), UINT64_MAX);
+  EXPECT_EQ(t.snapshot_into(out.data(), 500), 500u);
 }
 
 // fork while other threads are inside the table (the recorder's atfork
 // handlers: lock_all before, unlock_all in both after): the child's only
-// thread can insert, free and take a snapshot, so no nursery, shard or the
-// snapshot lock was left held by a thread that does not exist there. A lock
+// thread can insert, free and take a snapshot, so no home or the snapshot
+// lock was left held by a thread that does not exist there. A lock
 // left out of lock_all hangs the child (the test's timeout).
 // The child allocates nothing: a fork taken while another thread is inside
 // malloc leaves that allocator's lock held in the child. glibc's malloc
