@@ -110,4 +110,21 @@ constexpr uint64_t kPickleBytesPerEvent = 140;
 constexpr uint64_t kPickleFixedBytes = uint64_t(24) << 20;
 constexpr uint64_t kOtherFilesBytes = uint64_t(48) << 20;
 
+struct BundleEstimate {
+  uint64_t events_json = 0;
+  uint64_t pickle = 0;  // 0 when the ring is too big for snapshot.pickle
+  uint64_t other = 0;
+  uint64_t total() const { return events_json + pickle + other; }
+};
+
+// What a plain bundle of a full ring of `ring_events` takes on disk, about
+// (the start-up retention check; GPUMEMREC_COMPRESS=auto).
+inline BundleEstimate estimate_bundle(uint64_t ring_events) {
+  BundleEstimate e;
+  e.events_json = ring_events * kEventJsonBytesPerEvent;
+  if (ring_events <= kSnapshotMaxEvents) e.pickle = ring_events * kPickleBytesPerEvent + kPickleFixedBytes;
+  e.other = kOtherFilesBytes;
+  return e;
+}
+
 }  // namespace gpumemrec

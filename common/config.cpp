@@ -1,5 +1,7 @@
 #include "common/config.h"
 
+#include "common/bundle_schema.h"
+
 #include <algorithm>
 #include <cctype>
 #include <csignal>
@@ -35,7 +37,7 @@ const std::vector<ConfigVar>& config_vars() {
       {"UNWINDER", "auto", "native stacks: auto = the system's libunwind.so.8, else the copy installed beside the library, else glibc's backtrace (about 10x slower per frame, with a warning); system or bundled = only that libunwind; glibc = glibc's backtrace"},
       {"EPISODE_MS", "2000", "an out-of-memory failure not retried successfully within this many ms of the episode's last failure is fatal"},
       {"RECOVERED", "count", "count = a failure the program recovers from gets no bundle (counted, listed in the next); keep = it keeps its bundle"},
-      {"COMPRESS", "none", "zstd = write events.json, allocations.json and stacks.json compressed, as <name>.zst (libzstd.so.1, loaded at the dump; plain JSON when it is missing)"},
+      {"COMPRESS", "auto", "zstd = write events.json, allocations.json and stacks.json compressed, as <name>.zst (libzstd.so.1, loaded at the dump; plain JSON when it is missing); none = plain JSON; auto = zstd only when a plain bundle of the full ring would not fit MAX_TOTAL_MB"},
       {"MAX_DUMPS", "5", "keep at most this many bundles in DIR (oldest pruned); 0 = no limit"},
       {"MAX_TOTAL_MB", "256", "keep the bundles in DIR under this many MiB (oldest pruned); 0 = no limit"},
       {"LOG_LEVEL", "warn", "trace, debug, info, warn, error, critical or off (messages go to stderr)"},
@@ -180,6 +182,13 @@ bool parse_site_skip(const std::string& text, std::vector<std::string>* out, std
   return true;
 }
 
+// GPUMEMREC_COMPRESS=auto: a plain bundle of the full ring over the
+// retention cap (0 = no cap: never).
+static bool plain_bundle_exceeds(uint64_t ring_events, uint64_t max_total_mb) {
+  if (max_total_mb == 0 || max_total_mb > (UINT64_MAX >> 21)) return false;
+  return estimate_bundle(ring_events).total() > (max_total_mb << 20);
+}
+
 Config parse_config(const EnvGetter& get, std::vector<std::string>* warnings) {
   Config c;
   auto warn = [&](const char* var, const char* value, const char* why, const char* dflt) {
@@ -240,8 +249,12 @@ Config parse_config(const EnvGetter& get, std::vector<std::string>* warnings) {
   }
   if (const char* v = value("COMPRESS")) {
     const std::string m = lower(trim(v));
-    if (m == "zstd" || m == "none") c.compress_zstd = m == "zstd";
-    else warn("COMPRESS", v, "not one of none, zstd", "none");
+    if (m == "zstd" || m == "none" || m == "auto") {
+      c.compress_zstd = m == "zstd";
+      c.compress_auto = m == "auto";
+    } else {
+      warn("COMPRESS", v, "not one of auto, none, zstd", "auto");
+    }
   }
   uint_var("MAX_DUMPS", 0, 1000000, &c.max_dumps, "5");
   uint_var("MAX_TOTAL_MB", 0, uint64_t(1) << 40, &c.max_total_mb, "256");
@@ -280,6 +293,7 @@ Config parse_config(const EnvGetter& get, std::vector<std::string>* warnings) {
     if (!parse_site_skip(v, &c.site_skip, &why)) warn("SITE_SKIP", v, why.c_str(), "the built-in list only");
   }
   uint_var("EXIT_WAIT_S", 0, 86400, &c.exit_wait_s, "60");
+  if (c.compress_auto) c.compress_zstd = plain_bundle_exceeds(c.ring_events, c.max_total_mb);
   return c;
 }
 

@@ -56,7 +56,12 @@ struct Config {
   // GPUMEMREC_COMPRESS=zstd: events.json, allocations.json and stacks.json
   // are written as <name>.zst (libzstd.so.1 loaded at the
   // dump; plain JSON with a warning when it cannot be).
-  bool compress_zstd = false;             // GPUMEMREC_COMPRESS (none, zstd)
+  // auto (the default): zstd exactly when a plain bundle of the full ring
+  // would not fit GPUMEMREC_MAX_TOTAL_MB (common/bundle_schema.h's
+  // estimate), so the default ring keeps plain JSON, which other tools read,
+  // and a large ring's bundles fit (docs/performance.md, "Compressed bundles").
+  bool compress_zstd = false;             // GPUMEMREC_COMPRESS (auto, none, zstd), resolved
+  bool compress_auto = true;              // it was auto
 };
 
 // One entry per variable: the table the README documents.

@@ -5,7 +5,7 @@
    pthread_sigmask's move, 2.29 the new libm exp/log/pow without the errno
    wrappers (glibc 2.29 NEWS). No glibc header is included: their
    declarations would give these names default visibility. */
-#include "floor.h"
+#include "common/glibc_floor/floor.h"
 
 typedef unsigned long floor_thread;
 

@@ -5,7 +5,7 @@
    compatibility symbols. _STAT_VER is 1 (_STAT_VER_LINUX) on x86-64
    (sysdeps/unix/sysv/linux/x86/xstatver.h at glibc 2.33), and struct stat is
    struct stat64 there, so the 64 variants are the same calls. */
-#include "floor.h"
+#include "common/glibc_floor/floor.h"
 
 #define FLOOR_STAT_VER 1
 

@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "floor.h"
+#include "common/glibc_floor/floor.h"
 
 void* dlvsym(void* handle, const char* symbol, const char* version); /* forward_libc.c */
 

@@ -4,7 +4,7 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "floor.h"
+#include "common/glibc_floor/floor.h"
 
 int sem_timedwait(void* sem, const struct timespec* abstime); /* forward_libc.c */
 int sem_trywait(void* sem);

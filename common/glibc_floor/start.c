@@ -13,7 +13,7 @@
    order (.preinit_array is ld.so's job in a dynamic program). */
 #include <stddef.h>
 
-#include "floor.h"
+#include "common/glibc_floor/floor.h"
 
 typedef void (*floor_init_fn)(int, char**, char**);
 typedef int (*floor_main_fn)(int, char**, char**);

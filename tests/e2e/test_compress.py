@@ -3,7 +3,9 @@
 allocations.json.zst and stacks.json.zst (and lists them in the manifest); decompressed, they
 are the JSON a plain run writes; every gpumemrec command and the Python
 reader read the compressed bundle as they read the same bundle
-decompressed; a value other than none/zstd is a warning and plain files."""
+decompressed; the default (auto) compresses only a bundle that would not fit
+GPUMEMREC_MAX_TOTAL_MB plain; a value other than auto/none/zstd is a warning
+and the default."""
 import json
 import os
 import shutil
@@ -80,6 +82,20 @@ def compress_zstd():
                                        for n in BIG))
 
 
+def compress_auto():
+    """The default, auto: plain JSON where a plain bundle of the full ring fits
+    GPUMEMREC_MAX_TOTAL_MB (the default ring and cap), compressed where it
+    would not (a 1,048,576-event ring under the default 256 MiB), and plain
+    again with no cap (docs/performance.md, "Compressed bundles")."""
+    for env, want_zst in (({}, False), ({"GPUMEMREC_RING_EVENTS": "1048576", "GPUMEMREC_MAX_TOTAL_MB": "256"}, True),
+                          ({"GPUMEMREC_RING_EVENTS": "1048576", "GPUMEMREC_MAX_TOTAL_MB": "0"}, False)):
+        r = run([program("rt_linked"), "cudaMalloc", str(CHUNK)], capacity=CHUNK, env_extra=env)
+        files = r.only_bundle().manifest["files"]
+        for name in BIG:
+            check((name + ".zst" in files) == want_zst and (name in files) != want_zst,
+                  "%s: manifest lists %s" % (env, files))
+
+
 def compress_bad_value():
     r = run([program("rt_linked"), "cudaMalloc", str(CHUNK)], capacity=CHUNK, env_extra={"GPUMEMREC_COMPRESS": "lz4"})
     check("GPUMEMREC_COMPRESS" in r.stderr and "none" in r.stderr, "no warning: " + r.stderr[-800:])
@@ -89,4 +105,4 @@ def compress_bad_value():
 
 
 if __name__ == "__main__":
-    sys.exit(main({"compress_zstd": compress_zstd, "compress_bad_value": compress_bad_value}))
+    sys.exit(main({"compress_zstd": compress_zstd, "compress_auto": compress_auto, "compress_bad_value": compress_bad_value}))

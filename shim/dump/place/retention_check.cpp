@@ -25,14 +25,6 @@ uint64_t pow2_floor(uint64_t n) {
 
 }  // namespace
 
-BundleEstimate estimate_bundle(uint64_t ring_events) {
-  BundleEstimate e;
-  e.events_json = ring_events * kEventJsonBytesPerEvent;
-  if (ring_events <= kSnapshotMaxEvents) e.pickle = ring_events * kPickleBytesPerEvent + kPickleFixedBytes;
-  e.other = kOtherFilesBytes;
-  return e;
-}
-
 uint64_t largest_fitting_ring(uint64_t max_total_mb) {
   if (max_total_mb == 0 || max_total_mb > (UINT64_MAX >> 21)) return UINT64_MAX;
   const uint64_t cap = max_total_mb * kMiB;

@@ -18,16 +18,6 @@ namespace gpumemrec {
 // smaller (retention_check.cpp says why).
 constexpr uint64_t kZstdAssumedRatio = 8;
 
-struct BundleEstimate {
-  uint64_t events_json = 0;
-  uint64_t pickle = 0;  // 0 when the ring is too big for snapshot.pickle
-  uint64_t other = 0;
-  uint64_t total() const { return events_json + pickle + other; }
-};
-
-// What a bundle of a full ring of `ring_events` takes on disk, about.
-BundleEstimate estimate_bundle(uint64_t ring_events);
-
 // The largest ring whose estimated bundle fits `max_total_mb` MiB (0: none
 // does; UINT64_MAX: no cap).
 uint64_t largest_fitting_ring(uint64_t max_total_mb);

@@ -3,6 +3,7 @@
 #include <map>
 #include <string>
 
+#include "common/bundle_schema.h"
 #include "common/config.h"
 
 using namespace gpumemrec;
@@ -150,14 +151,34 @@ TEST(Config, FormatBytes) {
 
 TEST(Config, Compress) {
   std::vector<std::string> w;
-  EXPECT_FALSE(parse({}, &w).compress_zstd);
+  EXPECT_FALSE(parse({}, &w).compress_zstd);  // auto: the default ring's plain bundle fits 256 MiB
+  EXPECT_TRUE(parse({}, &w).compress_auto);
   EXPECT_TRUE(parse({{"GPUMEMREC_COMPRESS", " ZSTD "}}, &w).compress_zstd);
   EXPECT_FALSE(parse({{"GPUMEMREC_COMPRESS", "none"}}, &w).compress_zstd);
   EXPECT_TRUE(w.empty());
   EXPECT_FALSE(parse({{"GPUMEMREC_COMPRESS", "gzip"}}, &w).compress_zstd);
   ASSERT_EQ(w.size(), 1u);
   EXPECT_NE(w[0].find("GPUMEMREC_COMPRESS"), std::string::npos);
-  EXPECT_NE(w[0].find("none"), std::string::npos);
+  EXPECT_NE(w[0].find("auto"), std::string::npos);
+}
+
+TEST(Config, CompressAutoAtTheRetentionEdge) {
+  std::vector<std::string> w;
+  // A plain bundle of the full ring against GPUMEMREC_MAX_TOTAL_MB
+  // (estimate_bundle, common/bundle_schema.h).
+  const uint64_t fits = (256ull << 20) / kEventJsonBytesPerEvent / 2;
+  EXPECT_FALSE(parse({{"GPUMEMREC_RING_EVENTS", std::to_string(fits)}}, &w).compress_zstd);
+  EXPECT_TRUE(parse({{"GPUMEMREC_RING_EVENTS", "1048576"}}, &w).compress_zstd);
+  EXPECT_FALSE(parse({{"GPUMEMREC_RING_EVENTS", "1048576"}, {"GPUMEMREC_MAX_TOTAL_MB", "0"}}, &w).compress_zstd);
+  EXPECT_FALSE(parse({{"GPUMEMREC_RING_EVENTS", "1048576"}, {"GPUMEMREC_MAX_TOTAL_MB", "1024"}}, &w).compress_zstd);
+  EXPECT_FALSE(parse({{"GPUMEMREC_RING_EVENTS", "1048576"}, {"GPUMEMREC_COMPRESS", "none"}}, &w).compress_zstd);
+  // The edge itself: a cap one MiB under the estimate compresses.
+  const uint64_t mib = (estimate_bundle(1048576).total() + (1 << 20) - 1) >> 20;  // rounded up
+  EXPECT_FALSE(parse({{"GPUMEMREC_RING_EVENTS", "1048576"}, {"GPUMEMREC_MAX_TOTAL_MB", std::to_string(mib)}},
+                     &w).compress_zstd);
+  EXPECT_TRUE(parse({{"GPUMEMREC_RING_EVENTS", "1048576"}, {"GPUMEMREC_MAX_TOTAL_MB", std::to_string(mib - 1)}},
+                    &w).compress_zstd);
+  EXPECT_TRUE(w.empty());
 }
 
 TEST(Config, Unwinder) {
