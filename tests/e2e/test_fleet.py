@@ -35,6 +35,8 @@ def fleet_ranks():
     alone = run([program("rt_linked"), "cudaMalloc", str(CHUNK)], capacity=CHUNK).only_bundle()
     bundles.append(alone)
     want[alone.name] = (0, 0, 1, None, alone.manifest["pid"])
+    if not os.path.exists(TOOL):  # the sanitizer builds (scripts/sanitizers.sh) build the shim, not the CLI
+        return
     out = os.path.join(tempfile.mkdtemp(prefix="gpumemrec-fleet-"), "tables")
     p = subprocess.run([TOOL, "export", "-f", "tables"] + [b.path for b in bundles] + ["-o", out],
                        capture_output=True, text=True)
