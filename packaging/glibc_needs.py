@@ -15,18 +15,11 @@ the version they need) and the version needs (`-V`, .gnu.version_r).
 """
 import argparse
 import re
-import subprocess
 import sys
 
+from wheel_tag import TagError, readelf, version_needs  # one reader of readelf's output (this folder)
+
 CXX_PREFIXES = ("GLIBCXX_", "CXXABI_", "GCC_")
-
-
-def readelf(args, path):
-    p = subprocess.run(["readelf", "--wide"] + args + [path], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                       universal_newlines=True)
-    if p.returncode != 0:
-        raise RuntimeError("%s: readelf %s: %s" % (path, " ".join(args), p.stderr.strip()))
-    return p.stdout
 
 
 def parse_version(text):
@@ -47,7 +40,7 @@ def undefined_versions(path):
 
 
 def needed_versions(path):
-    return set(re.findall(r"Name: (\S+)\s+Flags", readelf(["-V"], path).split("Version needs section", 1)[-1]))
+    return set().union(*version_needs(path).values())
 
 
 def too_new(path, floor):
@@ -78,7 +71,7 @@ def main(argv):
     for path in a.files:
         try:
             bad = too_new(path, floor)
-        except (OSError, RuntimeError) as e:
+        except (OSError, TagError) as e:
             print("%s: cannot read: %s" % (path, e))
             rc = 1
             continue
