@@ -90,24 +90,6 @@ def check_backward(dumps, stdout, rc):
     return not problems, ("; ".join(problems) + " | " if problems else "") + detail
 
 
-def check_roles(dumps, stdout):
-    own = own_figures(stdout)
-    found = bundles(dumps)
-    if not found or "OWN_WEIGHTS" not in own:
-        return False, "no bundle or no own count (%s)" % stdout.strip()[-80:]
-    roles = roles_of(found[-1])
-    if not roles:
-        return False, "no roles in framework.json"
-    got = roles.get("bytes", {})
-    problems = []
-    for key, role in (("OWN_WEIGHTS", "weights"), ("OWN_GRADIENTS", "gradients"),
-                      ("OWN_OPTIMIZER_STATE", "optimizer_state")):
-        want, count = own[key][0], own[key][1]
-        if not near(got.get(role), want, count):
-            problems.append("%s %s, the program counts %d" % (role, got.get(role), want))
-    return not problems, ("; ".join(problems) + " | " if problems else "") + "roles=%s" % got
-
-
 def check_kv_cache(dumps, stdout):
     own = own_figures(stdout)
     found = bundles(dumps)

@@ -186,13 +186,12 @@ def have_module(mod):
 
 
 def run_workloads(logs, shim, want, torch_ok):
-    """Real workloads (workloads.py): backward, roles, KV cache, fragmentation,
+    """Real workloads (workloads.py): backward, KV cache, fragmentation,
     the peak without an out-of-memory, NCCL; checks in check_workloads.py."""
     import check_workloads as cw
     wl = [sys.executable, os.path.join(HERE, "workloads.py")]
     cases = [
         ("torch_backward", {}, lambda c, p: cw.check_backward(c.dumps, p.stdout, p.returncode)),
-        ("torch_roles", {}, lambda c, p: cw.check_roles(c.dumps, p.stdout)),
         ("torch_kv_cache", {}, lambda c, p: cw.check_kv_cache(c.dumps, p.stdout)),
         ("torch_fragment", {}, lambda c, p: cw.check_fragment(c.dumps, p.stdout, CLI, False)),
         ("torch_fragment_expandable", {"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"},

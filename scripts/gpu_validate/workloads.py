@@ -42,17 +42,6 @@ def _storage_bytes(tensors):
     return sum(seen.values()), len(seen)
 
 
-def _own_roles(torch, model, opt):
-    params = list(model.parameters()) + list(model.buffers())
-    w, wn = _storage_bytes(params)
-    g, gn = _storage_bytes([p.grad for p in model.parameters()])
-    state = [v for st in opt.state.values() for v in st.values() if torch.is_tensor(v)]
-    o, on = _storage_bytes(state)
-    print("OWN_WEIGHTS %d %d" % (w, wn))
-    print("OWN_GRADIENTS %d %d" % (g, gn))
-    print("OWN_OPTIMIZER_STATE %d %d" % (o, on), flush=True)
-
-
 def torch_backward():
     """A training step that runs out in backward: the batch grows by 10% a
     step until a step fails; the phase that raised is printed, and the
@@ -77,25 +66,6 @@ def torch_backward():
             raise
         del x, loss
         batch = int(batch * 1.1)
-
-
-def torch_roles():
-    """Roles against the program's own count: three steps train (grads and
-    AdamW state exist), then one huge request fails in forward."""
-    import torch
-    torch.manual_seed(0)
-    model = _mlp(torch, 2048, 6)
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
-    for _ in range(3):
-        loss = model(torch.randn(256, 2048, device="cuda")).square().mean()
-        loss.backward()
-        opt.step()  # grads kept (no zero_grad): they are a role at the OOM
-    _own_roles(torch, model, opt)
-    free, _ = torch.cuda.mem_get_info()
-    try:
-        torch.empty(free + (1 << 30), dtype=torch.uint8, device="cuda")
-    except torch.OutOfMemoryError:
-        print("OOM roles", flush=True)
 
 
 def torch_kv_cache():
@@ -216,7 +186,7 @@ def nccl_allreduce():
     dist.destroy_process_group()
 
 
-CASES = {"torch_backward": torch_backward, "torch_roles": torch_roles, "torch_kv_cache": torch_kv_cache,
+CASES = {"torch_backward": torch_backward, "torch_kv_cache": torch_kv_cache,
          "torch_fragment": torch_fragment, "torch_peak": torch_peak, "nccl_allreduce": nccl_allreduce}
 
 if __name__ == "__main__":
