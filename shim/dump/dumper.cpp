@@ -97,6 +97,11 @@ bool writer_has_another_job() { return writer_jobs() > 1; }
 // are copied (freeze.h): on the thread that writes, never the failing one.
 bool run_job(int set, bool on_writer) {
   freeze_collect(set, &job_of(set).frozen);
+  if (job_of(set).frozen.live_unavailable)
+    raw_warning("this bundle lists no live allocation: the host would not map memory for the copy of the live table");
+  else if (job_of(set).frozen.live_after_freeze)
+    raw_warning("this bundle's live allocations may include changes made after the failure: ",
+                "the host would not map memory to keep them apart");
   return run_dump_job(job_of(set), services(), on_writer);
 }
 

@@ -129,9 +129,12 @@ void LiveTable::move_some(Home& s, uint64_t slots, Retired* done) {
 // large. False when no memory is left.
 bool LiveTable::start_growth(Home& s, Retired* done) {
   move_some(s, ~uint64_t(0), done);  // a previous growth not finished yet (rare)
-  uint64_t cap = s.capacity ? s.capacity * 2 : kFirstCapacity;
+  // Full of tombstones (left by a hold) rather than of entries: the same size.
+  const bool same = s.capacity && !over_limit(live_of(s) + 1, s.capacity);
+  uint64_t cap = !s.capacity ? kFirstCapacity : same ? s.capacity : s.capacity * 2;
   uint64_t* keys = map_table(cap);
   if (!keys) return false;
+  s.tombs = 0;  // they stay behind in the table being moved out
   s.old_keys = s.keys;
   s.old_capacity = s.capacity;
   s.cursor = 0;
@@ -144,25 +147,37 @@ bool LiveTable::start_growth(Home& s, Retired* done) {
 // Into home `s` (the caller holds its lock; *done is destroyed after the
 // caller's guard): the newer allocation wins over an entry already there
 // with the key.
+// While the home is held (live_table.h, "The hold") each change is logged
+// first and nothing moves: no incremental move, no growth (the home is
+// copied by this thread first: stash_home), tombstones for removals.
 bool LiveTable::home_insert(Home& s, const LiveEntry& e, uint64_t h, Retired* done) {
   release_step(s, done);
-  move_some(s, kMoveStep, done);
+  if (!s.held) move_some(s, kMoveStep, done);
   uint64_t i = slot_of(s.keys, s.capacity, e.key, h);
   if (i != kNotFound) {
     LiveEntry& held = entries(s.keys, s.capacity)[i];
-    if (newer_or_same(e, held)) held = e;
+    if (newer_or_same(e, held)) {
+      if (__builtin_expect(s.held, 0)) log_update(s, e.key, &held);
+      held = e;
+    }
     return true;
   }
   uint64_t live = live_of(s);
   uint64_t o = slot_of(s.old_keys, s.old_capacity, e.key, h);
   if (o != kNotFound) {
-    if (!newer_or_same(e, entries(s.old_keys, s.old_capacity)[o])) return true;
+    LiveEntry& old = entries(s.old_keys, s.old_capacity)[o];
+    if (!newer_or_same(e, old)) return true;
+    if (__builtin_expect(s.held, 0)) log_update(s, e.key, &old);
     s.old_keys[o] = kMoved;
     --live;
+  } else if (__builtin_expect(s.held, 0)) {
+    log_update(s, e.key, nullptr);
   }
-  if (over_limit(live + 1, s.capacity) && !start_growth(s, done)) {
+  const bool full = over_limit(live + s.tombs + 1, s.capacity);
+  if (full && s.held) stash_home(s);  // it must grow: its state so far is copied first
+  if (full && !start_growth(s, done)) {
     // No memory for a larger table: use the slack of this one while it lasts.
-    if (live + 1 >= s.capacity) {
+    if (live + s.tombs + 1 >= s.capacity) {
       set_live(s, live);
       return false;
     }
@@ -176,13 +191,19 @@ bool LiveTable::home_insert(Home& s, const LiveEntry& e, uint64_t h, Retired* do
 bool LiveTable::home_lookup(Home& s, uint64_t key, uint64_t h, LiveEntry* out, bool take, Retired* done) {
   if (take) {
     release_step(s, done);
-    move_some(s, kMoveStep, done);
+    if (!s.held) move_some(s, kMoveStep, done);
   }
   uint64_t i = slot_of(s.keys, s.capacity, key, h);
   if (i != kNotFound) {
     if (out) *out = entries(s.keys, s.capacity)[i];
     if (take) {
-      erase_shift(s.keys, s.capacity, i);
+      if (__builtin_expect(s.held, 0)) log_update(s, key, &entries(s.keys, s.capacity)[i]);
+      if (s.held) {
+        s.keys[i] = kMoved;  // held: nothing moves (a tombstone until the next growth)
+        ++s.tombs;
+      } else {
+        erase_shift(s.keys, s.capacity, i);
+      }
       set_live(s, live_of(s) - 1);
     }
     return true;
@@ -191,6 +212,7 @@ bool LiveTable::home_lookup(Home& s, uint64_t key, uint64_t h, LiveEntry* out, b
   if (o == kNotFound) return false;
   if (out) *out = entries(s.old_keys, s.old_capacity)[o];
   if (take) {
+    if (__builtin_expect(s.held, 0)) log_update(s, key, &entries(s.old_keys, s.old_capacity)[o]);
     s.old_keys[o] = kMoved;
     set_live(s, live_of(s) - 1);
   }

@@ -33,6 +33,14 @@
 // anything (the allocating thread's lines move to the freeing core); a free
 // on the allocating thread costs its own home's lock and one probe.
 //
+// The hold (the out-of-memory freeze's hand-over, live_table_hold.cpp):
+// hold() makes the table's state at that moment the snapshot without
+// copying it; the writer thread copies it later (collect_held). Meanwhile
+// each update of a held home logs the entry it changes (its undo log), and
+// the home's layout stays put (a removal leaves a tombstone, no entry moves,
+// the home does not grow), so the writer can copy it a chunk of slots per
+// lock and undo what the log says changed.
+//
 // Lock order: a thread holds one home lock at a time, except lock_all
 // (fork), which takes the snapshot lock then every home in index order.
 // Lifetime hazard: a key the driver hands out again while we still list it
@@ -42,6 +50,7 @@
 // (its own home's), so the older can stay listed after the newer is freed.
 #pragma once
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -78,9 +87,19 @@ inline LiveEntry live_entry_from_event(const Event& e) {
   return a;
 }
 
+// A held home's log record: the entry `before.key` had before an update
+// (present = 0: it had none).
+struct Undo {
+  LiveEntry before;
+  uint64_t present = 0;
+};
+
 class LiveTable {
  public:
   static constexpr int kHomes = 64;
+  // Records of a held home's log: a home updated more often before the
+  // writer copies it is copied by the updating thread (stash_home).
+  static constexpr uint32_t kLogSlots = 8192;
 
   LiveTable() = default;
   ~LiveTable();
@@ -109,15 +128,45 @@ class LiveTable {
   void lock_all();
   void unlock_all();
 
+  // The hold (see above; live_table_hold.cpp). One at a time: false when a
+  // hold is pending already or its logs cannot be mapped (the caller copies
+  // with snapshot_into instead). Takes each home's lock once, in turn.
+  bool hold();
+  // Room collect_held needs: the entries held plus one home's log.
+  uint64_t held_bound() const;
+  // The writer: the table as it was at hold() into out[0, cap), each key
+  // once (the newer entry, as snapshot_into), and the hold is over. The
+  // number copied (at most held_bound()).
+  uint64_t collect_held(LiveEntry* out, uint64_t cap);
+  // The hold is over without a copy (its bundle was given up).
+  void drop_hold();
+  // A forked child: the parent's writer is not here, nor its hold.
+  void forget_hold();
+  // Updates that logged to a held home since start-up, and homes copied by
+  // the updating thread because their log was full or they had to grow (for
+  // the tests and the benchmark).
+  uint64_t held_updates() const { return held_updates_.load(std::memory_order_relaxed); }
+  uint64_t held_stashes() const { return held_stashes_.load(std::memory_order_relaxed); }
+  // Homes whose stash the host refused: their copy showed later changes.
+  uint64_t held_lost() const { return held_lost_.load(std::memory_order_relaxed); }
+
  private:
   // Marks a slot of the table being moved out whose entry was moved or
-  // removed (only the old table of a home that is growing has them).
+  // removed, and (tombstones) a slot of the current table whose entry was
+  // removed while its home was held.
   static constexpr uint64_t kMoved = ~uint64_t(0);
   // A thread's table. 128-byte aligned: the adjacent-line prefetcher never
   // pairs two threads' homes. keys[capacity] is followed by
   // LiveEntry[capacity] in the same mapping (entries(keys, capacity)).
   struct alignas(128) Home {
+    // The first line: what every update reads (the lock, the hold flag, the
+    // tables); the second: the hold's and the retired table's bookkeeping.
     SpinLock lock;
+    // The hold (live_table_hold.cpp), all under `lock`: `held` from hold()
+    // until the writer copied this home; its log, `logged` records long.
+    bool held = false;
+    bool hold_lost = false;  // no memory for a stash: the copy is of a later state
+    uint32_t logged = 0;
     // Entries in both tables. Written under `lock`; read without it by
     // other threads' lookups (skip an empty home) and count().
     std::atomic<uint64_t> live{0};
@@ -126,11 +175,22 @@ class LiveTable {
     uint64_t* old_keys = nullptr;  // table being moved out, or null
     uint64_t old_capacity = 0;
     uint64_t cursor = 0;           // old slots below this one are moved
+    // Removed entries of the current table left as kMoved while the home
+    // was held (gone at its next growth; counted in its load meanwhile).
+    uint64_t tombs = 0;
     // A moved-out table not unmapped yet: unmapping 56 MiB (1M slots) took
     // 5 ms, so it goes back kReleaseStep bytes per update of the home.
     char* retired = nullptr;
     size_t retired_bytes = 0;
+    // The hold's log, the home's entry count at the hold, and a copy made
+    // by an update that could not log (stash_home), with its count.
+    Undo* log = nullptr;
+    uint64_t held_live = 0;
+    LiveEntry* stash = nullptr;
+    uint64_t stash_count = 0;
   };
+  static_assert(sizeof(Home) == 128, "one home, one pair of lines");
+  static_assert(offsetof(Home, tombs) < 64, "what an update reads, in the first line");
   static uint64_t hash(uint64_t key) {
     key ^= key >> 33;
     key *= 0xff51afd7ed558ccdull;
@@ -168,7 +228,25 @@ class LiveTable {
   Home& own_home();
   bool lookup(uint64_t key, LiveEntry* out, bool take);
   template <typename Visit>
-  static void for_each_entry(Home& s, Visit&& visit);  // the caller holds s.lock
+  static void for_each_entry(Home& s, Visit&& visit) {  // the caller holds s.lock
+    for (uint64_t* keys : {s.keys, s.old_keys}) {
+      if (!keys) continue;
+      const uint64_t cap = keys == s.keys ? s.capacity : s.old_capacity;
+      const LiveEntry* vals = entries(keys, cap);
+      for (uint64_t i = 0; i < cap; ++i)
+        if (keys[i] != 0 && keys[i] != kMoved) visit(vals[i]);
+    }
+  }
+  // The hold's side of an update of a held home (the caller holds its lock):
+  // logs the entry `key` had (`before`, or none), or copies the home when
+  // its log is full (stash_home). Cold: only while a hold is pending.
+  static void log_update(Home& s, uint64_t key, const LiveEntry* before);
+  // Copies the held home as it is now (its log still undoes the rest) and
+  // ends its hold: the log was full, or the home must grow.
+  static void stash_home(Home& s);
+  // The writer's copy of one held home, its log undone; the new count.
+  uint64_t collect_home(Home& s, LiveEntry* out, uint64_t n, uint64_t cap);
+  static uint64_t copy_held_slots(Home& s, LiveEntry* out, uint64_t n, uint64_t cap);
   // Drops the older of two entries of one key from out[0, n) whose entries
   // from `first` on came from other homes than [0, first) (each home's
   // keys are unique); the new count (live_table_snapshot.cpp).
@@ -186,6 +264,12 @@ class LiveTable {
   SpinLock snapshot_lock_;
   uint32_t* scratch_ = nullptr;
   uint64_t scratch_slots_ = 0;
+  // The hold: one pending at a time; the homes' logs (kHomes x kLogSlots
+  // records), mapped at the first hold and kept (pages given back after
+  // each collect).
+  std::atomic<bool> holding_{false};
+  Undo* logs_ = nullptr;
+  std::atomic<uint64_t> held_updates_{0}, held_stashes_{0}, held_lost_{0};
 
   friend class SnapshotIndex;
 };

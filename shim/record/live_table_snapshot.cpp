@@ -108,17 +108,6 @@ uint64_t LiveTable::count() const {
   return n;
 }
 
-template <typename Visit>
-void LiveTable::for_each_entry(Home& s, Visit&& visit) {
-  for (uint64_t* keys : {s.keys, s.old_keys}) {
-    if (!keys) continue;
-    uint64_t cap = keys == s.keys ? s.capacity : s.old_capacity;
-    const LiveEntry* vals = entries(keys, cap);
-    for (uint64_t i = 0; i < cap; ++i)
-      if (keys[i] != 0 && keys[i] != kMoved) visit(vals[i]);
-  }
-}
-
 void LiveTable::snapshot(std::vector<LiveEntry>* out) {
   std::vector<LiveEntry> copy;
   for (uint64_t extra = 1024;; extra *= 2) {

@@ -183,6 +183,9 @@ void recorder_atfork_child() {
   g_recorder->mappings.unlock_all();
   g_recorder->handles.unlock_all();
   g_recorder->live.unlock_all();
+  // A hold (live_table.h) belongs to the parent's writer, which is not here.
+  g_recorder->live.forget_hold();
+  g_recorder->handles.forget_hold();
   // A slot another thread was publishing at the fork would stay busy for
   // ever in the child (that thread does not exist here): a new fork epoch
   // lets the child's next writer on it take it over (ring.h).

@@ -38,6 +38,7 @@ struct Handover {
 struct Set {
   Region events, live;
   Handover hand;
+  Recorder* held = nullptr;  // the live tables are held for this set (copied by freeze_collect)
   bool holds_peak = false;  // the peak keeper is held for this set's bundle (peak_keeper.h)
   std::atomic<bool> taken{false};
 };
@@ -139,6 +140,40 @@ bool copy_live(Recorder* r, Region& live, FrozenState* out) {
     return true;
   }
   return false;
+}
+
+// The failure's freeze: the live tables held, not copied (live_table.h,
+// "The hold"); false when a hold is pending already (the other pooled set's,
+// not collected yet) or its logs cannot be mapped: then the caller copies.
+bool hold_live(Recorder* r) {
+  if (!r->live.hold()) return false;
+  if (r->handles.hold()) return true;
+  r->live.drop_hold();
+  return false;
+}
+
+// The writer's side of the hold: the tables as they were at the freeze into
+// the live region (populated in one call: its first use faults ~5 MiB in).
+bool collect_live(Recorder* r, Region& live, FrozenState* out) {
+  const uint64_t a_cap = r->live.held_bound(), b_cap = r->handles.held_bound();
+  const bool room = ensure(&live, (a_cap + b_cap) * sizeof(LiveEntry));
+  auto* dst = static_cast<LiveEntry*>(live.base);
+  if (!room) {  // the host would not map the copy: the hold ends, the bundle lists nothing live
+    r->live.drop_hold();
+    r->handles.drop_hold();
+    out->live = dst;
+    out->live_count = 0;
+    return false;
+  }
+  populate(live.base, (a_cap - LiveTable::kLogSlots + b_cap - LiveTable::kLogSlots) * sizeof(LiveEntry));
+  const uint64_t lost = r->live.held_lost() + r->handles.held_lost();
+  const uint64_t a = r->live.collect_held(dst, a_cap);
+  const uint64_t b = r->handles.collect_held(dst + a, b_cap);
+  out->live_after_freeze = r->live.held_lost() + r->handles.held_lost() != lost;
+  out->live = dst;
+  out->live_count = a + b;
+  live.touched = std::max(live.touched, size_t(a_cap + b_cap) * sizeof(LiveEntry));
+  return true;
 }
 
 uint64_t window_first(const Ring& ring, uint64_t end) {
@@ -308,7 +343,11 @@ bool freeze(Recorder* r, int set, FrozenState* out, const char** why) {
   // moment before it.
   if (!s.holds_peak) peak_keeper_hold();
   s.holds_peak = true;
-  if (!copy_live(r, s.live, out)) {
+  // A failure's set holds the live tables for its writer; a signal or exit
+  // dump (written here, now) and a failure while another's hold is pending
+  // copy them.
+  s.held = set != kInlineSet && hold_live(r) ? r : nullptr;
+  if (!s.held && !copy_live(r, s.live, out)) {
     *why = "the host would not map memory for the copy of the live table";
     return false;
   }
@@ -334,8 +373,13 @@ bool freeze(Recorder* r, int set, FrozenState* out, const char** why) {
 }
 
 void freeze_collect(int set, FrozenState* out) {
-  if (set < 0 || set >= kFreezeSets || !g_sets[set].hand.pending) return;
+  if (set < 0 || set >= kFreezeSets) return;
   Set& s = g_sets[set];
+  if (s.held) {
+    out->live_unavailable = !collect_live(s.held, s.live, out);
+    s.held = nullptr;
+  }
+  if (!s.hand.pending) return;
   Handover& h = s.hand;
   auto* dst = static_cast<Event*>(s.events.base);
   expose(s, out, copy_events(h.r->ring, h.split, h.end, dst, h.copied));
@@ -346,6 +390,11 @@ void freeze_done(int set) {
   if (set < 0 || set >= kFreezeSets) return;
   if (g_sets[set].holds_peak) peak_keeper_release();
   g_sets[set].holds_peak = false;
+  if (Recorder* r = g_sets[set].held) {  // a job given up before its copy
+    r->live.drop_hold();
+    r->handles.drop_hold();
+    g_sets[set].held = nullptr;
+  }
   Handover& h = g_sets[set].hand;
   if (h.pending) unpin(&h);  // a job given up before its events were copied
   // The buffer made live is touched by the program's calls from the cut on;
@@ -378,6 +427,7 @@ void freeze_atfork_child() {
   // The parent's writer is not here: its handed-over windows are nobody's.
   for (Set& set : g_sets) {
     set.holds_peak = false;  // peak_keeper_atfork_child starts with no hold
+    set.held = nullptr;      // the tables forgot their hold (recorder_atfork_child)
     drop_pages(set);
     set.hand = Handover{};
     set.taken.store(false, std::memory_order_relaxed);

@@ -4,9 +4,14 @@
 // returns; the writer thread (writer_thread.h) turns the frozen state into a
 // bundle.
 //
-// What is frozen: the live tables (copied first), the cut of the ring (after
-// the copy) and the ring's window before the cut (its last `capacity` seqs).
-// Reconciling the copy with those events (reconciler.h) is the writer's work.
+// What is frozen: the live tables (held first: each home's state at the
+// moment its lock was taken is what the writer later copies; live_table.h,
+// "The hold"), the cut of the ring (after the hold) and the ring's window
+// before the cut (its last `capacity` seqs). Reconciling the tables with
+// those events (reconciler.h) is the writer's work. Neither the tables nor
+// the ring is copied on the failing thread: the failing call costs a lock
+// of each home and a compare-and-swap (docs/performance.md, "The failing
+// call").
 //
 // The ring is handed over, not copied: the freeze makes a spare ring buffer
 // live (Ring::swap_to: one compare-and-swap on the claim counter, which is
@@ -30,9 +35,13 @@
 //           by the writer;
 //   live    room for kLiveReserve entries, on a 2 MiB boundary in huge
 //           pages where the kernel gives them (freeze.cpp), replaced by a
-//           larger region at the freeze when more are live (if the kernel
-//           refuses, the freeze fails and the caller writes no bundle, one
-//           warning);
+//           larger region when more are live (by the writer's collect, or
+//           by a freeze that copies; if the kernel refuses, a copying freeze
+//           fails and the caller writes no bundle, one warning; a collect
+//           ends the hold and its bundle lists nothing live, one warning);
+//   logs    the live tables' hold logs (live_table_hold.cpp): 64 homes x
+//           8,192 records of 56 bytes per table, mapped at the first hold,
+//           their touched pages given back after each collect;
 //   ring    kRingBuffers - 1 spare ring buffers (capacity x 64 bytes each),
 //           touched by the program's own calls once one is live; a buffer
 //           that is neither live nor pinned and whose newest event is more
@@ -60,8 +69,13 @@ struct FrozenState {
   // Their times are CLOCK_MONOTONIC, as recorded (event_order.h).
   Event* events = nullptr;
   uint64_t event_count = 0;
-  LiveEntry* live = nullptr;  // device/managed allocations, then VMM handles
+  // Device/managed allocations, then VMM handles: a failure's freeze holds
+  // the live tables (live_table.h, "The hold") and freeze_collect copies
+  // them; a signal or exit dump's freeze copies them at once.
+  LiveEntry* live = nullptr;
   uint64_t live_count = 0;
+  bool live_unavailable = false;  // the host would not map the collect's copy: nothing listed
+  bool live_after_freeze = false;  // ... nor a stash (live_table_hold.cpp): later changes listed
   uint64_t end_seq = 1;  // the cut: one past the newest claimed seq
   // CLOCK_REALTIME - CLOCK_MONOTONIC at the freeze: turns the events' and
   // the live entries' times into wall time (one offset for the whole
@@ -94,13 +108,15 @@ bool freeze_init(Ring* ring);
 // A free pooled set (lock-free), or -1 when both hold a frozen state not yet
 // written.
 int freeze_acquire();
-// Copies the live tables into set `set` and hands the ring over (see above).
-// False (and *why) when the live copy cannot get the memory it needs (the
-// set stays the caller's: freeze_done).
+// Holds (a failure's set) or copies (the inline set, or a failure while the
+// other set's hold is pending) the live tables and hands the ring over (see
+// above). False (and *why) when the live copy cannot get the memory it needs
+// (the set stays the caller's: freeze_done).
 bool freeze(Recorder* r, int set, FrozenState* out, const char** why);
-// The writer, before it reads out->events: copies the rest of the window
-// out of the handed-over buffers and unpins them (nothing when the freeze
-// copied everything). May take a while for a big ring: off the failing thread.
+// The writer, before it reads out->events or out->live: copies the held live
+// tables as they were at the freeze, then the rest of the window out of the
+// handed-over buffers, and unpins them (nothing when the freeze copied
+// everything). May take a while for a big ring: off the failing thread.
 void freeze_collect(int set, FrozenState* out);
 // The job of the set is over: the set is free again (its pages stay for the
 // next freeze, except the inline set's); buffers still pinned for it (a job

@@ -85,6 +85,69 @@ TEST(Freeze, CopiesTheRingAndTheLiveTables) {
 
 namespace {
 
+std::vector<uint64_t> live_keys(const FrozenState& f, uint64_t lo, uint64_t hi) {
+  std::vector<uint64_t> keys;
+  for (uint64_t i = 0; i < f.live_count; ++i)
+    if (f.live[i].key >= lo && f.live[i].key < hi) keys.push_back(f.live[i].key);
+  std::sort(keys.begin(), keys.end());
+  return keys;
+}
+
+void alloc_at(uint64_t a) { record_alloc(HookId::cudaMalloc, 0, a, 4096, 0, MemoryType::kDevice, 1, 0); }
+void free_at(uint64_t a) {
+  PendingFree p = begin_free(a, MemoryType::kDevice);
+  end_free(HookId::cudaFree, p, a, -1, 0, MemoryType::kDevice, 1, 0);
+}
+
+}  // namespace
+
+// A failure's freeze copies no live entry: the tables are held, the program
+// frees and allocates before the writer collects, and the collect is the
+// tables at the freeze. A second failure meanwhile (the other pooled set)
+// copies at once, its own moment.
+TEST(Freeze, TheLiveTablesAreHeldForTheWriter) {
+  Recorder* r = recorder();
+  ASSERT_NE(r, nullptr);
+  constexpr uint64_t kLo = 0x5d0000000000, kHi = kLo + (uint64_t(1) << 32);
+  for (uint64_t i = 0; i < 400; ++i) alloc_at(kLo + i * 4096);
+  const int s1 = freeze_acquire();
+  FrozenState f1;
+  const char* why = "";
+  ASSERT_TRUE(freeze(r, s1, &f1, &why)) << why;
+  EXPECT_EQ(f1.live_count, 0u);  // nothing copied on the failing thread
+  for (uint64_t i = 0; i < 200; ++i) free_at(kLo + i * 4096);
+  for (uint64_t i = 400; i < 500; ++i) alloc_at(kLo + i * 4096);
+  const int s2 = freeze_acquire();
+  FrozenState f2;
+  ASSERT_TRUE(freeze(r, s2, &f2, &why)) << why;
+  EXPECT_EQ(live_keys(f2, kLo, kHi).size(), 300u);  // copied at once: 200-499
+  for (uint64_t i = 200; i < 500; ++i) free_at(kLo + i * 4096);
+  freeze_collect(s1, &f1);
+  const std::vector<uint64_t> k1 = live_keys(f1, kLo, kHi);
+  ASSERT_EQ(k1.size(), 400u);
+  for (uint64_t i = 0; i < 400; ++i) EXPECT_EQ(k1[i], kLo + i * 4096);
+  freeze_collect(s2, &f2);
+  EXPECT_EQ(live_keys(f2, kLo, kHi).size(), 300u);
+  freeze_done(s1);
+  freeze_done(s2);
+}
+
+// A bundle given up before its collect ends the hold: the next freeze holds.
+TEST(Freeze, AGivenUpJobEndsItsHold) {
+  Recorder* r = recorder();
+  ASSERT_NE(r, nullptr);
+  const char* why = "";
+  for (int round = 0; round < 3; ++round) {
+    const int s = freeze_acquire();
+    FrozenState f;
+    ASSERT_TRUE(freeze(r, s, &f, &why)) << why;
+    EXPECT_EQ(f.live_count, 0u) << "round " << round << ": the hold was still pending";
+    freeze_done(s);
+  }
+}
+
+namespace {
+
 constexpr uint64_t kBase = 0x5e0000000000;
 
 // One allocation recorded through the recorder (the hot path), freed again
