@@ -78,6 +78,41 @@ double churn_ns(size_t live, size_t steps) {
   return double(now_ns() - t0) / double(steps);
 }
 
+// The same churn while the table is held (an out-of-memory bundle's writer
+// has not copied it yet: every update logs a record, removals leave
+// tombstones; shim/record/live_table_hold.cpp) against the same rounds not
+// held: rounds of 4,000 pairs (8,000 updates, inside one home's log), the
+// writer's collect after each round untimed.
+double held_churn_ns(size_t live, bool held, int rounds) {
+  LiveTable t;
+  Addresses a;
+  std::vector<uint64_t> keys(live);
+  for (auto& k : keys) {
+    k = a.take();
+    t.insert(entry(k));
+  }
+  std::vector<LiveEntry> out;
+  constexpr size_t kPairs = 4000;
+  uint64_t total = 0;
+  LiveEntry gone;
+  for (int r = 0; r < rounds; ++r) {
+    if (held) t.hold();
+    const uint64_t t0 = now_ns();
+    for (size_t i = 0; i < kPairs; ++i) {
+      const size_t v = (size_t(r) * kPairs + i) % live;
+      t.remove(keys[v], &gone);
+      keys[v] = a.take();
+      t.insert(entry(keys[v]));
+    }
+    total += now_ns() - t0;
+    if (held) {
+      out.resize(t.held_bound());
+      t.collect_held(out.data(), out.size());
+    }
+  }
+  return double(total) / double(size_t(rounds) * kPairs);
+}
+
 // Growth from empty to `n`: mean insert (timed as a whole), then again with
 // each insert timed: the worst one and how many took over 20 us (a shard
 // resized under its lock; everything else is well under 1 us).
@@ -113,6 +148,18 @@ int main(int argc, char** argv) {
     for (int i = 0; i < repeats; ++i) r.push_back(churn_ns(live, 2000000));
     std::sort(r.begin(), r.end());
     std::printf("  live=%-8zu %7.1f ns  (min %.1f, max %.1f)\n", live, r[r.size() / 2], r.front(), r.back());
+  }
+  std::printf("while held for an out-of-memory bundle, ns per pair, same rounds not held beside (median of %d)\n",
+              repeats);
+  for (size_t live : {size_t(1000), size_t(100000)}) {
+    std::vector<double> held, plain;
+    for (int i = 0; i < repeats; ++i) {
+      held.push_back(held_churn_ns(live, true, 50));
+      plain.push_back(held_churn_ns(live, false, 50));
+    }
+    std::sort(held.begin(), held.end());
+    std::sort(plain.begin(), plain.end());
+    std::printf("  live=%-8zu held %7.1f ns  not held %7.1f ns\n", live, held[held.size() / 2], plain[plain.size() / 2]);
   }
   double mean = 0, worst = 0;
   size_t slow = 0;

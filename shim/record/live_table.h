@@ -142,6 +142,9 @@ class LiveTable {
   void drop_hold();
   // A forked child: the parent's writer is not here, nor its hold.
   void forget_hold();
+  // The logs' touched pages back to the kernel, unless a hold is pending
+  // (the writer, once idle: dump/capture/freeze.h, freeze_trim).
+  void trim_hold_logs();
   // Updates that logged to a held home since start-up, and homes copied by
   // the updating thread because their log was full or they had to grow (for
   // the tests and the benchmark).
@@ -267,8 +270,9 @@ class LiveTable {
   // The hold: one pending at a time; the homes' logs (kHomes x kLogSlots
   // records), mapped at the first hold and kept (pages given back after
   // each collect).
-  std::atomic<bool> holding_{false};
+  std::atomic<bool> holding_{false};  // also taken by trim_hold_logs
   Undo* logs_ = nullptr;
+  bool logs_dirty_ = false;  // written and read while holding_ is ours
   std::atomic<uint64_t> held_updates_{0}, held_stashes_{0}, held_lost_{0};
 
   friend class SnapshotIndex;

@@ -17,8 +17,10 @@
 // Lifetime hazards: the log and a stash belong to the hold; a home's `log`,
 // `stash` and `held` are read and written under its lock only, and the
 // writer reads a log's records after clearing `held` (no record is added to
-// it after that). The logs' pages stay mapped between holds; a stash is
-// unmapped by the writer that copied it (or the drop, or the forked child).
+// it after that). The logs stay mapped between holds, their touched pages
+// too (a program that fails and recovers every step would fault them in at
+// each failure) until the writer's idle trim; a stash is unmapped by the
+// writer that copied it (or the drop, or the forked child).
 #include <sys/mman.h>
 
 #include <algorithm>
@@ -176,7 +178,7 @@ uint64_t LiveTable::collect_home(Home& s, LiveEntry* out, uint64_t n, uint64_t c
   if (logged) {
     held_updates_.fetch_add(logged, std::memory_order_relaxed);
     n = start + undo(out + start, n - start, log, logged);
-    madvise(log, (size_t(logged) * sizeof(Undo) + 4095) & ~size_t(4095), MADV_DONTNEED);
+    logs_dirty_ = true;  // its pages stay for the next hold (trim_hold_logs gives them back)
   }
   if (stash) held_stashes_.fetch_add(1, std::memory_order_relaxed);
   return n;
@@ -212,6 +214,14 @@ void LiveTable::drop_hold() {
     }
     unmap_entries(stash, count);
   }
+  holding_.store(false, std::memory_order_release);
+}
+
+void LiveTable::trim_hold_logs() {
+  bool expected = false;
+  if (!logs_ || !holding_.compare_exchange_strong(expected, true, std::memory_order_acq_rel)) return;
+  if (logs_dirty_) madvise(logs_, log_bytes(), MADV_DONTNEED);
+  logs_dirty_ = false;
   holding_.store(false, std::memory_order_release);
 }
 

@@ -421,6 +421,10 @@ void freeze_trim() {
     g_sets[i].taken.store(false, std::memory_order_release);
   }
   trim_ring_buffers();
+  if (Recorder* r = g_ring ? recorder() : nullptr) {  // the live tables' hold logs (live_table_hold.cpp)
+    r->live.trim_hold_logs();
+    r->handles.trim_hold_logs();
+  }
 }
 
 void freeze_atfork_child() {
