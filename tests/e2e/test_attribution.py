@@ -119,6 +119,12 @@ def accounting_after_the_program_freed():
     a = b.metadata["device_accounting"][0]
     freed = a["recorded_live_bytes"] - 4 * MiB  # all but the communicator's buffer
     check(freed > 0, "nothing to free: %s" % a)
+    # The live allocations are the failure's too, though the program freed
+    # them before the writer copied the table (the freeze holds it:
+    # docs/design.md, "Freeze").
+    live = sum(x["size"] for x in b.allocations if x["memory_type"] != "mapping")
+    check(live == a["recorded_live_bytes"], "allocations.json holds %d, recorded at the failure %d" %
+          (live, a["recorded_live_bytes"]))
     check(a["process_unrecorded_bytes"] == CONTEXT, "unrecorded %s, want the context %d: %s" %
           (a["process_unrecorded_bytes"], CONTEXT, a))
     check(a["unaccounted_bytes"] == 0, "unaccounted %s: %s" % (a["unaccounted_bytes"], a))
