@@ -5,7 +5,7 @@ program's many containers) beside a model with AdamW state, on the stand-in
 torch over the fake runtime.
 
   GMR_CUDART=build/tests/fakes/libcudart.so \
-  PYTHONPATH=tests/python/standins:shim/python python3 bench/roles_walk.py 100000 1000000
+  PYTHONPATH=tests/python/site-packages:shim/python python3 bench/roles_walk.py 100000 1000000
 """
 import gc
 import statistics

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The Python start-up hook's tests (docs/python-hook.md): programs run under
 LD_PRELOAD=libgpumemrec.so with the interpreter under test, stand-in torch
-and jax packages (standins/) on PYTHONPATH driving the fake CUDA runtime.
+and jax packages (site-packages/) on PYTHONPATH driving the fake CUDA runtime.
 
   run_framework.py --case env --shim build/bin/libgpumemrec.so --fakes build/tests/fakes
 
@@ -53,7 +53,10 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CASES = os.path.join(HERE, "framework_cases")
-STANDINS = os.path.join(HERE, "standins")
+# Named site-packages as an install is: the recorder's site rules (common/site_rules.cpp)
+# treat these stand-ins as the installed packages they stand for, so a
+# failure's site is the program's own line, as with a real torch.
+STANDINS = os.path.join(HERE, "site-packages")
 MiB = 1 << 20
 
 
@@ -358,6 +361,11 @@ def check_backward_line(tmp, prog):
     check(stack.get("python") == "borrowed" and (prog, line) in frames,
           "the failing stack does not name %s:%d from the waiting thread: python=%s frames=%s" %
           (prog, line, stack.get("python"), frames[:6]))
+    # torch's own frames are an installed package's (site-packages/): the
+    # failure's site is the program's line, as a user of the real torch sees it.
+    summary = load(d, "summary.txt")
+    check(re.search(r"^    site: \w+ \(%s:%d\) \[python\]" % (re.escape(prog), line), summary, re.M),
+          "the failure's site is not %s:%d:\n%s" % (prog, line, summary[:1500]))
 
 
 def case_roles_kv(args, tmp):
@@ -459,7 +467,7 @@ def main():
     fn = globals().get("case_" + args.case)
     if fn is None:
         sys.exit("unknown case %s" % args.case)
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory(dir=os.environ.get("GMR_KEEP_TMP_PARENT")) as tmp:
         try:
             fn(args, tmp)
         except Failure as e:

@@ -1,6 +1,6 @@
 // Test fixture with the SHAPE of PyTorch's autograd engine, for the
 // borrowed-frames tests (tests/python/run_backward.py); not the torch
-// stand-in (tests/python/standins/torch). Built as libtorch_autograd_shape.so
+// stand-in (tests/python/site-packages/torch). Built as libtorch_autograd_shape.so
 // so that its module name is PyTorch's (libtorch*), with libtorch's symbol
 // names for the frames the dump reads (common/autograd_node.h): the engine
 // thread's loop `torch::autograd::Engine::thread_main` and a generated
