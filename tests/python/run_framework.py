@@ -76,6 +76,7 @@ def run(args, argv, tmp, env_extra=None, preload=True, pythonpath=(CASES, STANDI
         "FAKEGPU_CAPACITY": str(256 * MiB),
         "GMR_CUDART": os.path.join(args.fakes, "libcudart.so"),
         "GMR_AUTOGRAD_ENGINE": args.engine,
+        "GMR_C10_CUDA": args.c10 or None,
         "PYTHONDONTWRITEBYTECODE": "1",
     })
     if pythonpath is not None:
@@ -308,7 +309,22 @@ def roles_of(args, tmp, prog, *argv, env=None):
     fw = load(found[0], "framework.json")
     check(fw.get("at") == "oom", "framework.json at = %r" % fw.get("at"))
     check_roles_sum(fw)
+    if args.c10 and fw.get("framework") == "torch":
+        check_no_second_count(found[0])
     return fw, expect
+
+
+def check_no_second_count(d):
+    """The stand-in torch's segments come from a library named like c10's,
+    as a real torch's do (gmr_c10_cuda.c): the role table counts them once,
+    in the framework's rows, and lists no driver row for their bytes."""
+    s = load(d, "summary.txt")
+    table = s[s.find("Memory by role"):s.find("\n\n", s.find("Memory by role"))]
+    check("Memory by role" in s and "[driver]    library" not in table,
+          "the role table lists the framework's segments again as a library:\n%s" % table)
+    acc = load(d, "metadata.json")["device_accounting"][0]
+    check(set(acc["recorded_by_library"]) <= {"libc10_cuda_standin.so", "libtorch_standin_autograd.so"},
+          "segments recorded under %s" % acc["recorded_by_library"])
 
 
 def check_roles_sum(fw):
@@ -462,6 +478,7 @@ def main():
     ap.add_argument("--fakes", required=True)
     ap.add_argument("--gpumemrec", default="")
     ap.add_argument("--engine", default="", help="the stand-in torch's native autograd engine (gmr_autograd_engine)")
+    ap.add_argument("--c10", default="", help="the stand-in torch's cudaMalloc/cudaFree library (gmr_c10_cuda)")
     ap.add_argument("--exit-probe", default="", help="a library exporting gpumemrec_framework_exit (gmr_exit_probe)")
     args = ap.parse_args()
     fn = globals().get("case_" + args.case)
