@@ -48,9 +48,9 @@ void unmap_entries(LiveEntry* p, uint64_t n) {
 }
 
 // out[0, n) is a copy of a home taken while `log` was written: every key
-// the log names is put back to its first record's entry (or left out). The
-// new count. The writer's thread: it may allocate.
-uint64_t undo(LiveEntry* out, uint64_t n, const Undo* log, uint32_t logged) {
+// the log names is put back to its first record's entry (or left out), in
+// out[0, room). The new count. The writer's thread: it may allocate.
+uint64_t undo(LiveEntry* out, uint64_t n, uint64_t room, const Undo* log, uint32_t logged) {
   if (logged == 0) return n;
   std::unordered_map<uint64_t, uint32_t> first;  // key -> its earliest record
   first.reserve(logged);
@@ -59,7 +59,7 @@ uint64_t undo(LiveEntry* out, uint64_t n, const Undo* log, uint32_t logged) {
   for (uint64_t r = 0; r < n; ++r)
     if (!first.count(out[r].key)) out[w++] = out[r];
   for (const auto& [key, i] : first)
-    if (log[i].present) out[w++] = log[i].before;
+    if (log[i].present && w < room) out[w++] = log[i].before;
   return w;
 }
 
@@ -177,7 +177,7 @@ uint64_t LiveTable::collect_home(Home& s, LiveEntry* out, uint64_t n, uint64_t c
   }
   if (logged) {
     held_updates_.fetch_add(logged, std::memory_order_relaxed);
-    n = start + undo(out + start, n - start, log, logged);
+    n = start + undo(out + start, n - start, cap - start, log, logged);
     logs_dirty_ = true;  // its pages stay for the next hold (trim_hold_logs gives them back)
   }
   if (stash) held_stashes_.fetch_add(1, std::memory_order_relaxed);
