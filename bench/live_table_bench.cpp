@@ -56,14 +56,20 @@ LiveEntry entry(uint64_t key) {
 // allocates a new one (the churn of a caching allocator's misses). The keys
 // are kept in a ring walked in order, so the benchmark's own bookkeeping
 // stays in cache and the figure is the table's.
-double churn_ns(size_t live, size_t steps) {
-  LiveTable t;
-  Addresses a;
+// `live` new entries in `t`; their keys.
+std::vector<uint64_t> fill(LiveTable& t, Addresses& a, size_t live) {
   std::vector<uint64_t> keys(live);
   for (auto& k : keys) {
     k = a.take();
     t.insert(entry(k));
   }
+  return keys;
+}
+
+double churn_ns(size_t live, size_t steps) {
+  LiveTable t;
+  Addresses a;
+  std::vector<uint64_t> keys = fill(t, a, live);
   // Warm-up: as many steps as entries, so tombstones (if any) build up.
   size_t warm = std::min<size_t>(live, 2000000);
   uint64_t t0 = 0;
@@ -86,11 +92,7 @@ double churn_ns(size_t live, size_t steps) {
 double held_churn_ns(size_t live, bool held, int rounds) {
   LiveTable t;
   Addresses a;
-  std::vector<uint64_t> keys(live);
-  for (auto& k : keys) {
-    k = a.take();
-    t.insert(entry(k));
-  }
+  std::vector<uint64_t> keys = fill(t, a, live);
   std::vector<LiveEntry> out;
   constexpr size_t kPairs = 4000;
   uint64_t total = 0;
