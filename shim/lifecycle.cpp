@@ -29,13 +29,18 @@
 namespace gpumemrec {
 namespace {
 
-// Our dlopen in flight on the writer first (loader_guard.h), then our locks.
+// The peak keeper's pass (an ASan build only: peak_keeper.h), our dlopen in
+// flight on the writer (loader_guard.h), then our locks.
 void atfork_prepare() {
+  peak_keeper_atfork_prepare();
   loader_guard_before_fork();
   recorder_atfork_prepare();
 }
 
-void atfork_parent() { recorder_atfork_parent(); }
+void atfork_parent() {
+  recorder_atfork_parent();
+  peak_keeper_atfork_parent();
+}
 
 // Order matters: the recorder's tables are usable again before the dumper
 // (which may log) and the signal thread (which may dump) are re-made.

@@ -147,7 +147,10 @@ std::atomic<int> g_holds{0};
 std::atomic<bool> g_running{false};
 std::atomic<bool> g_in_pass{false};  // for the fork child: a pass was cut in two
 
+std::atomic<bool> g_thread_started{false};  // keeper_main began (peak_keeper_atfork_prepare)
+
 void* keeper_main(void*) {
+  g_thread_started.store(true, std::memory_order_release);
   uint64_t last = monotonic_ns();
   uint64_t period = kMaxPeriodNs;
   for (;;) {
@@ -201,12 +204,40 @@ bool peak_keeper_copy(PeakKept* out) {
   return true;
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kForkWaitsForThePass = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kForkWaitsForThePass = true;
+#else
+constexpr bool kForkWaitsForThePass = false;
+#endif
+#else
+constexpr bool kForkWaitsForThePass = false;
+#endif
+
+// The thread's own start (the sanitizer's per-thread set-up allocates before
+// keeper_main runs) is waited for too, a second at most.
+void peak_keeper_atfork_prepare() {
+  if (!kForkWaitsForThePass || !peak_keeper_running()) return;
+  for (int i = 0; i < 1000 && !g_thread_started.load(std::memory_order_acquire); ++i) {
+    timespec ms{0, 1000000};
+    nanosleep(&ms, nullptr);
+  }
+  g_lock.lock();
+}
+
+void peak_keeper_atfork_parent() {
+  if (kForkWaitsForThePass && peak_keeper_running()) g_lock.unlock();
+}
+
 void peak_keeper_atfork_child() {
   if (!peak_keeper_running()) return;
   new (&g_lock) SpinLock();  // its holder, the keeper or a bundle's copy, is not here
   g_holds.store(0, std::memory_order_relaxed);
   if (g_in_pass.load(std::memory_order_relaxed)) g_tail->kept.broken = "forked while the keeper was replaying";
   g_in_pass.store(false, std::memory_order_relaxed);
+  g_thread_started.store(false, std::memory_order_relaxed);
   g_running.store(start_background_thread(keeper_main, "gpumemrec-peak"), std::memory_order_release);
 }
 

@@ -104,5 +104,17 @@ void peak_keeper_release();
 // A copy of the state for a bundle; false when no keeper runs.
 bool peak_keeper_copy(PeakKept* out);
 void peak_keeper_atfork_child();
+// fork under AddressSanitizer: GCC 12's ASan allocator has no fork handler
+// (glibc's malloc locks its arenas around fork; ASan's size-class locks are
+// not taken), so a fork while the keeper allocates in a pass leaves the
+// child's allocator locked and the child's next threads hang in calloc
+// (seen: unit.ExitHook.BundleBeingWrittenIsFinishedFirst under load, a fork
+// right after start-up, while the keeper thread's sanitizer set-up was
+// allocating). In an ASan build the fork waits for the keeper thread to have
+// started and for its pass to end (prepare takes the pass lock, the parent
+// releases it, the child re-makes it); otherwise these do nothing and a
+// fork never waits for the keeper.
+void peak_keeper_atfork_prepare();
+void peak_keeper_atfork_parent();
 
 }  // namespace gpumemrec
