@@ -1,9 +1,10 @@
 /* Stand-in for c10's CUDA calls (tests only), built as libc10_cuda_standin.so.
  *
  * In PyTorch the caching allocator's segments come from native code in
- * libc10_cuda.so: c10/cuda/CUDACachingAllocator.cpp, DeviceCachingAllocator::
- * alloc_block -> cudaMallocMaybeCapturing -> cudaMalloc, and release_block ->
- * cudaFree. The stand-in torch (site-packages/torch/_C.py) keeps the
+ * libc10_cuda.so (read in pytorch/pytorch c10/cuda/CUDACachingAllocator.cpp):
+ * DeviceCachingAllocator::alloc_block sets p.err = cudaMallocMaybeCapturing(
+ * &ptr, size) (cudaMalloc outside graph capture) and checks it after the call;
+ * release_block calls C10_CUDA_CHECK(cudaFree(block->ptr)). The stand-in torch (site-packages/torch/_C.py) keeps the
  * allocator's book-keeping in Python but makes those two calls here, through
  * ctypes, so the frame that calls the CUDA runtime is in a library named
  * like c10's, as it is under a real torch (the recorder's per-library
