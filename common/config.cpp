@@ -53,6 +53,8 @@ const std::vector<ConfigVar>& config_vars() {
       {"FOLLOW_EXEC", "1", "0 = remove libgpumemrec.so from LD_PRELOAD for programs this one execs"},
       {"SITE_SKIP", "(none)", "comma-separated globs (e.g. libmyalloc.so*,*/mypkg/*) of frames that never name an allocation site, added to the built-in list of runtime, framework and interpreter libraries"},
       {"EXIT_WAIT_S", "60", "at exit or a fatal signal, wait for a bundle being written while its writer makes progress, at most this many seconds (0 = do not wait)"},
+      {"STATUS", "1", "0 = publish no status region for 'gpumemrec top' (live bytes, peak and top sites, updated at most every 100 ms by the peak keeper thread)"},
+      {"STATUS_DIR", "/dev/shm/gpumemrec-UID", "the per-user directory of status regions (an absolute path; created 0700; /tmp/gpumemrec-UID where there is no /dev/shm); 'gpumemrec top' reads the same variable"},
   };
   return vars;
 }
@@ -293,6 +295,13 @@ Config parse_config(const EnvGetter& get, std::vector<std::string>* warnings) {
     if (!parse_site_skip(v, &c.site_skip, &why)) warn("SITE_SKIP", v, why.c_str(), "the built-in list only");
   }
   uint_var("EXIT_WAIT_S", 0, 86400, &c.exit_wait_s, "60");
+  bool_var("STATUS", &c.status, "1");
+  if (const char* v = value("STATUS_DIR")) {
+    const std::string d = trim(v);
+    if (d.empty() || d[0] != '/') warn("STATUS_DIR", v, "not an absolute path", "/dev/shm/gpumemrec-UID");
+    else if (d.size() > 200) warn("STATUS_DIR", v, "too long (200 bytes at most)", "/dev/shm/gpumemrec-UID");
+    else c.status_dir = d;
+  }
   if (c.compress_auto) c.compress_zstd = plain_bundle_exceeds(c.ring_events, c.max_total_mb);
   return c;
 }

@@ -84,7 +84,7 @@ def human(n):
 def t_help(c):
     rc, out, err = c.gmr("--help")
     check(rc == 0 and "Exit codes" in out and "bad input" in out, "root --help lacks exit codes: rc=%d" % rc)
-    for sub in ("run", "ls", "report", "html", "export", "query", "diff"):
+    for sub in ("run", "ls", "report", "html", "export", "query", "diff", "top"):
         rc, out, err = c.gmr(sub, "--help")
         check(rc == 0 and "--help" in out, "%s --help failed: rc=%d %s" % (sub, rc, err))
     rc, out, err = c.gmr("frobnicate")

@@ -13,6 +13,7 @@ namespace {
 SpinLock g_lock;
 std::shared_ptr<const FrameworkReport> g_held;
 std::shared_ptr<const FrameworkReport> g_at_exit;  // under g_lock too
+std::shared_ptr<const FrameworkReport> g_latest;   // under g_lock too
 
 }  // namespace
 
@@ -33,11 +34,14 @@ std::shared_ptr<FrameworkReport> framework_report_from_digest(const char* digest
 }
 
 void framework_report_put(std::shared_ptr<const FrameworkReport> r) {
+  std::shared_ptr<const FrameworkReport> latest = r;
   {
     SpinGuard g(g_lock);
+    g_latest.swap(latest);
     g_held.swap(r);
   }
   r.reset();  // the replaced report, freed outside the lock
+  latest.reset();
 }
 
 std::shared_ptr<const FrameworkReport> framework_report_take(uint64_t episode) {
@@ -53,11 +57,19 @@ int framework_report_device(uint64_t episode) {
 }
 
 void framework_exit_put(std::shared_ptr<const FrameworkReport> r) {
+  std::shared_ptr<const FrameworkReport> latest = r;
   {
     SpinGuard g(g_lock);
+    g_latest.swap(latest);
     g_at_exit.swap(r);
   }
   r.reset();  // the replaced one, freed outside the lock
+  latest.reset();
+}
+
+std::shared_ptr<const FrameworkReport> framework_report_latest() {
+  SpinGuard g(g_lock);
+  return g_latest;
 }
 
 std::shared_ptr<const FrameworkReport> framework_exit_get() {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <new>
 
+#include "shim/base/asan_build.h"
 #include "shim/base/background_thread.h"
 #include "shim/base/clock.h"
 #include "shim/base/spinlock.h"
@@ -148,6 +149,7 @@ std::atomic<bool> g_running{false};
 std::atomic<bool> g_in_pass{false};  // for the fork child: a pass was cut in two
 
 std::atomic<bool> g_thread_started{false};  // keeper_main began (peak_keeper_atfork_prepare)
+PeakPassHooks g_hooks;  // set before the thread starts
 
 void* keeper_main(void*) {
   g_thread_started.store(true, std::memory_order_release);
@@ -168,7 +170,9 @@ void* keeper_main(void*) {
         g_tail->kept.broken = "the peak keeper ran out of memory";
       }
       g_in_pass.store(false, std::memory_order_relaxed);
+      if (g_hooks.locked) g_hooks.locked(g_tail->kept, now);
     }
+    if (g_hooks.after) g_hooks.after(now);
     period = peak_keeper_period(g_recorder->ring.capacity(), read, now - last, period);
     last = now;
     timespec ts{time_t(period / 1000000000ull), long(period % 1000000000ull)};
@@ -179,6 +183,8 @@ void* keeper_main(void*) {
 }
 
 }  // namespace
+
+void peak_keeper_set_pass_hooks(PeakPassHooks hooks) { g_hooks = hooks; }
 
 bool peak_keeper_start(Recorder* r) {
   if (!r || !r->ring.ready()) return false;
@@ -204,17 +210,7 @@ bool peak_keeper_copy(PeakKept* out) {
   return true;
 }
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kForkWaitsForThePass = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kForkWaitsForThePass = true;
-#else
-constexpr bool kForkWaitsForThePass = false;
-#endif
-#else
-constexpr bool kForkWaitsForThePass = false;
-#endif
+constexpr bool kForkWaitsForThePass = kAsanBuild;
 
 // The thread's own start (the sanitizer's per-thread set-up allocates before
 // keeper_main runs) is waited for too, a second at most.

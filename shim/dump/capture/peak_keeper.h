@@ -95,6 +95,16 @@ uint64_t peak_tail_step(const Ring& ring, PeakTail* t, uint64_t now_ns, bool hol
 // last sleep was `last_period_ns`).
 uint64_t peak_keeper_period(uint64_t capacity, uint64_t read, uint64_t elapsed_ns, uint64_t last_period_ns);
 
+// What else the keeper's thread does after each pass: the status region
+// (shim/dump/status/status_publisher.h). `locked` runs with the pass lock
+// held and the state as the pass left it (fast: no file, no symbol);
+// `after` once the lock is released. Set before peak_keeper_start.
+struct PeakPassHooks {
+  void (*locked)(const PeakKept& kept, uint64_t now_ns) = nullptr;
+  void (*after)(uint64_t now_ns) = nullptr;
+};
+void peak_keeper_set_pass_hooks(PeakPassHooks hooks);
+
 // From start-up (lifecycle.cpp): the thread. False when it cannot start.
 bool peak_keeper_start(Recorder* r);
 bool peak_keeper_running();

@@ -8,32 +8,11 @@
 #include "shim/dump/capture/peak_finish.h"
 #include "shim/dump/capture/peak_keeper.h"
 #include "shim/dump/capture/peak_replay.h"
-#include "tests/unit/record/ring_fixture.h"
+#include "tests/unit/dump/ring_events.h"
 
 using namespace gpumemrec;
 
 namespace {
-
-constexpr uint64_t kMs = 1000000;
-
-Event alloc(uint64_t seq, uint64_t t, uint64_t addr, uint64_t size, uint32_t stack, int device = 0) {
-  Event e{};
-  e.seq = seq;
-  e.time_ns = t;
-  e.address = addr;
-  e.size = size;
-  e.stack_id = stack;
-  e.device1 = uint8_t(device + 1);
-  e.kind_type = pack_kind_type(EventKind::kAlloc, MemoryType::kDevice);
-  return e;
-}
-
-Event free_of(uint64_t seq, uint64_t t, uint64_t addr, uint64_t size, uint32_t freed_stack, int device = 0) {
-  Event e = alloc(seq, t, addr, size, 99, device);
-  e.kind_type = pack_kind_type(EventKind::kFree, MemoryType::kDevice);
-  e.freed_stack = freed_stack;
-  return e;
-}
 
 const DevicePeakState& dev(const PeakReplay& r, int d) { return r.devices().at(d); }
 
@@ -126,28 +105,6 @@ TEST(PeakReplay, AtMostFiftySitesLargestFirst) {
 }
 
 namespace {
-
-// Events published into a real ring by one "thread" (a block), at 1 ms
-// apart from t0.
-struct Writer {
-  RingFixture& f;
-  Ring::Block block{};
-  uint64_t t = 1000 * kMs;
-  uint64_t next_addr = 0x10000;
-  void put(Event e) {
-    const Ring::Ticket k = f.ring.claim(&block);
-    e.seq = k.seq;
-    e.time_ns = (t += kMs);
-    f.ring.publish(e, k.gen);
-  }
-  // An allocation of `size` at `stack`, freed at once when `pair`.
-  uint64_t allocate(uint64_t size, uint32_t stack) {
-    const uint64_t a = next_addr += 0x1000;
-    put(alloc(0, 0, a, size, stack));
-    return a;
-  }
-  void release(uint64_t addr, uint64_t size, uint32_t stack) { put(free_of(0, 0, addr, size, stack)); }
-};
 
 // The keeper's passes, `now` well after the events (past kSlackNs).
 void passes(RingFixture& f, PeakTail* t, uint64_t now, int n = 3) {
