@@ -38,6 +38,20 @@ void add_stacks(const PeakReplay& replay, StatusFigures* out) {
   out->stacks.resize(keep);
 }
 
+// How many events of [lo, hi) are complete in the ring now: a thread's new
+// event fills a seq of the block it holds, below end(), so end() alone does
+// not say that something new was recorded; this count does (one cache line
+// per seq, the one a copy would read).
+uint64_t complete_events(const Ring& ring, uint64_t lo, uint64_t hi) {
+  Ring::Segment segs[Ring::kGens / 2];
+  const int k = ring.segments(lo, hi, segs, int(Ring::kGens / 2));
+  uint64_t n = 0;
+  Event e;
+  for (int i = 0; i < k; ++i)
+    for (uint64_t seq = segs[i].from; seq < segs[i].to; ++seq) n += ring.read_in(segs[i].buffer, seq, &e) ? 1 : 0;
+  return n;
+}
+
 }  // namespace
 
 void figures_from_replay(const PeakReplay& replay, const uint64_t (&live)[kMaxDevices + 1], bool exact_peaks,
@@ -74,14 +88,9 @@ bool FigureCollector::afford(uint64_t events, uint64_t now_ns) {
 
 // The keeper's replay brought up to the ring's end on a copy: its pending
 // events and the unread seqs, in time order (event_order.h).
-bool FigureCollector::peek(const Ring& ring, const PeakKept& kept, uint64_t now_ns) {
-  const uint64_t end = ring.end();
+bool FigureCollector::peek(const Ring& ring, const PeakKept& kept, uint64_t end) {
   const uint64_t unread = end > kept.cursor ? end - kept.cursor : 0;
   const uint64_t pending = kept.pending.size() - kept.pending_from;
-  if (unread > ring.capacity() || !afford(unread + pending, now_ns)) {
-    ++skipped_;
-    return false;
-  }
   const uint64_t t0 = thread_cpu_ns();
   scratch_.resize(size_t(unread + pending));
   uint64_t lost = 0;
@@ -98,6 +107,23 @@ bool FigureCollector::peek(const Ring& ring, const PeakKept& kept, uint64_t now_
   return lost == 0;
 }
 
+// Whether anything was recorded since the last peek: the keeper's state and
+// the events complete between its cursor and the end. False when the budget
+// cannot pay for the look (or the peek it would lead to).
+bool FigureCollector::changed(const Ring& ring, const PeakKept& kept, uint64_t end, uint64_t now_ns, bool* skip) {
+  const uint64_t unread = end > kept.cursor ? end - kept.cursor : 0;
+  const uint64_t pending = kept.pending.size() - kept.pending_from;
+  *skip = unread > ring.capacity() || !afford(unread + pending, now_ns);
+  if (*skip) return false;
+  const uint64_t t0 = thread_cpu_ns();
+  const Key key{end, kept.cursor, pending, kept.horizon_ns, complete_events(ring, kept.cursor, end)};
+  tokens_ns_ -= double(thread_cpu_ns() - t0);
+  const bool same = have_last_ && key == last_;
+  last_ = key;
+  have_last_ = true;
+  return !same;
+}
+
 void FigureCollector::collect(const Ring& ring, const LiveBytes& live_bytes, const PeakKept& kept, uint64_t now_ns,
                               StatusFigures* out) {
   uint64_t live[kMaxDevices + 1];
@@ -111,11 +137,13 @@ void FigureCollector::collect(const Ring& ring, const LiveBytes& live_bytes, con
     out->note = kept.broken ? kept.broken : "the peak keeper lost events (the ring wrapped between its passes): peaks are lower bounds, sites unknown";
     return;
   }
-  const Key key{ring.end(), kept.cursor, uint64_t(kept.pending.size() - kept.pending_from), kept.horizon_ns};
-  if (!have_last_ || !(key == last_) || !last_ok_) {
-    last_ok_ = peek(ring, kept, now_ns);
-    last_ = key;
-    have_last_ = true;
+  const uint64_t end = ring.end();
+  bool skip = false;
+  if (changed(ring, kept, end, now_ns, &skip) || (!last_ok_ && !skip)) last_ok_ = peek(ring, kept, end);
+  if (skip) {
+    ++skipped_;
+    last_ok_ = false;
+    have_last_ = false;
   }
   const bool exact = last_ok_ && kept.late == 0;
   figures_from_replay(last_ok_ ? peeked_ : kept.replay, live, exact, out);

@@ -15,7 +15,9 @@
 // bundle written at that moment (`exact`). That costs a copy of the
 // replay and a sort of those events, so it runs only within a budget of
 // the keeper thread's CPU time (kPeekShare of a core, measured per pass),
-// and is not redone while nothing new was recorded. Past the budget (a
+// and is not redone while nothing new was recorded (the events complete
+// between the keeper's cursor and the end are counted: a thread fills the
+// seqs of its block below end(), so end() alone does not say it). Past the budget (a
 // busy program: tens of thousands of events per 0.1 s) the figures are the
 // keeper's own (`settled`: sites and peak about 0.1 s old; live bytes are
 // always now). A keeper that lost events (the ring wrapped between its
@@ -75,12 +77,14 @@ class FigureCollector {
   uint64_t skipped() const { return skipped_; }
 
  private:
-  bool peek(const Ring& ring, const PeakKept& kept, uint64_t now_ns);
+  bool changed(const Ring& ring, const PeakKept& kept, uint64_t end, uint64_t now_ns, bool* skip);
+  bool peek(const Ring& ring, const PeakKept& kept, uint64_t end);
   bool afford(uint64_t events, uint64_t now_ns);
   struct Key {
-    uint64_t end = 0, cursor = 0, pending = 0, horizon = 0;
+    uint64_t end = 0, cursor = 0, pending = 0, horizon = 0, complete = 0;
     bool operator==(const Key& o) const {
-      return end == o.end && cursor == o.cursor && pending == o.pending && horizon == o.horizon;
+      return end == o.end && cursor == o.cursor && pending == o.pending && horizon == o.horizon &&
+             complete == o.complete;
     }
   };
   Key last_;

@@ -86,6 +86,17 @@ TEST(StatusFigures, ExactAtTheRingsEndThoughTheKeeperLags) {
   c.collect(p.f.ring, p.live, p.tail.kept, p.w.t + 100 * kMs, &s);
   EXPECT_EQ(c.peeks(), 1u);
   EXPECT_EQ(device(s, 0)->peak, 1500u);
+  // One more event in the block the thread holds: end() does not move, the
+  // figures do.
+  const uint64_t end = p.f.ring.end();
+  p.w.device = 0;
+  p.allocate(2000, 4);
+  ASSERT_EQ(p.f.ring.end(), end);
+  c.collect(p.f.ring, p.live, p.tail.kept, p.w.t + 200 * kMs, &s);
+  EXPECT_EQ(c.peeks(), 2u);
+  EXPECT_EQ(device(s, 0)->live, 2500u);
+  EXPECT_EQ(device(s, 0)->peak, 2500u);
+  EXPECT_TRUE(device(s, 0)->exact);
 }
 
 TEST(StatusFigures, StacksAcrossDevicesAreOne) {
