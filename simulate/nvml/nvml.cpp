@@ -25,6 +25,8 @@
 #include <thread>
 #include <vector>
 
+#include "core/config.h"
+
 extern "C" {
 
 typedef enum nvmlReturn_enum {
@@ -104,11 +106,13 @@ uint64_t env_u64(const char* name, uint64_t def) {
   return v;
 }
 
-uint64_t capacity() { return env_u64("FAKEGPU_CAPACITY", 1073741824ull); }
-int device_count() {
-  uint64_t n = env_u64("FAKEGPU_DEVICES", 1);
-  return n > kMaxDevices ? kMaxDevices : static_cast<int>(n);
+// NVML's total is the card's whole memory (nvidia-smi's figure), larger than
+// what the driver reports as the context's total (cuMemGetInfo).
+uint64_t capacity() {
+  const sim::Config& c = sim::config();
+  return c.profile != nullptr ? c.profile->nvml_total_bytes : c.capacity;
 }
+int device_count() { return sim::config().devices; }
 
 bool initialized() {
   std::lock_guard<std::mutex> lock(g_mu);
@@ -265,8 +269,9 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char* name, unsi
   if (!initialized()) return NVML_ERROR_UNINITIALIZED;
   const int d = device_index(device);
   if (d < 0 || name == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
-  char buf[64];
-  const int n = snprintf(buf, sizeof buf, "Fake GPU %d", d);
+  char buf[96];
+  sim::device_name(d, buf, sizeof buf);
+  const int n = static_cast<int>(strlen(buf));
   if (length <= static_cast<unsigned int>(n)) return NVML_ERROR_INSUFFICIENT_SIZE;
   memcpy(name, buf, static_cast<size_t>(n) + 1);
   return NVML_SUCCESS;

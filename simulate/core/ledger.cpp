@@ -1,6 +1,6 @@
 // Core of the fake GPU drivers: configuration, address arenas, the ledger of
 // live allocations, VMM bookkeeping and the JSON ledger writer.
-#include "fakegpu_core.h"
+#include "core/ledger.h"
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -19,10 +19,9 @@
 #define MAP_FIXED_NOREPLACE 0x100000
 #endif
 
-namespace fakegpu {
+namespace sim {
 namespace {
 
-constexpr uint64_t kDefaultCapacity = 1073741824ull;
 
 uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 bool is_pow2(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
@@ -202,16 +201,6 @@ State& state() {
   return *s;
 }
 
-bool parse_u64(const char* s, uint64_t* out) {
-  if (s == nullptr || *s == '\0') return false;
-  errno = 0;
-  char* end = nullptr;
-  unsigned long long v = strtoull(s, &end, 10);
-  if (errno != 0 || end == s || *end != '\0' || s[0] == '-') return false;
-  *out = v;
-  return true;
-}
-
 pid_t g_loader_pid = 0;
 
 const char* kind_name(Kind k) {
@@ -228,24 +217,10 @@ bool device_ok(int device) { return device >= 0 && device < config().devices; }
 // What the device holds besides this process's allocations.
 uint64_t overhead(int device) {
   const Config& c = config();
-  return c.context_bytes + (device == 0 ? c.others_bytes : 0);
+  return c.context_bytes + c.reserved_bytes + (device == 0 ? c.others_bytes : 0);
 }
 
 }  // namespace
-
-const Config& config() {
-  static const Config cfg = [] {
-    Config c{kDefaultCapacity, 1, true};
-    uint64_t v = 0;
-    if (parse_u64(getenv("FAKEGPU_CAPACITY"), &v)) c.capacity = v;
-    if (parse_u64(getenv("FAKEGPU_DEVICES"), &v)) c.devices = v > kMaxDevices ? kMaxDevices : static_cast<int>(v);
-    if (parse_u64(getenv("FAKEGPU_RESERVE_VA"), &v) && v == 0) c.reserve_va = false;
-    if (parse_u64(getenv("FAKEGPU_CONTEXT_BYTES"), &v)) c.context_bytes = v;
-    if (parse_u64(getenv("FAKEGPU_OTHERS_BYTES"), &v)) c.others_bytes = v;
-    return c;
-  }();
-  return cfg;
-}
 
 int alloc(int device, uint64_t size, Kind kind, uint64_t align, bool v1_arena, uint64_t* out) {
   if (out == nullptr || size == 0) return kInvalid;
@@ -541,4 +516,4 @@ void write_ledger_at_exit() {
   }
 }
 
-}  // namespace fakegpu
+}  // namespace sim

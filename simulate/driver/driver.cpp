@@ -23,25 +23,25 @@
 #include <set>
 #include <vector>
 
-#include "fakegpu_core.h"
+#include "core/ledger.h"
 
 #define FAKE_EXPORT extern "C" __attribute__((visibility("default")))
 
 namespace {
 
-using fakegpu::Kind;
+using sim::Kind;
 
 thread_local int t_device = 0;       // device of the thread's current context
 thread_local bool t_has_ctx = false;  // a context was made current on this thread
 
-char g_ctx_objects[fakegpu::kMaxDevices];  // a context is &g_ctx_objects[device]
+char g_ctx_objects[sim::kMaxDevices];  // a context is &g_ctx_objects[device]
 std::mutex g_primary_mu;
-int g_primary_refs[fakegpu::kMaxDevices] = {};       // cuDevicePrimaryCtxRetain minus Release
+int g_primary_refs[sim::kMaxDevices] = {};       // cuDevicePrimaryCtxRetain minus Release
 // Created (a retain, or an allocation on a context that a reset left to be
 // re-created on its next use) and not destroyed since.
-std::atomic<bool> g_primary_active[fakegpu::kMaxDevices] = {};
+std::atomic<bool> g_primary_active[sim::kMaxDevices] = {};
 void mark_active(int d) {
-  if (d >= 0 && d < fakegpu::kMaxDevices) g_primary_active[d].store(true);
+  if (d >= 0 && d < sim::kMaxDevices) g_primary_active[d].store(true);
 }
 
 struct FakePool {
@@ -49,13 +49,13 @@ struct FakePool {
   bool is_default;
   bool destroyed;
 };
-FakePool g_default_pools[fakegpu::kMaxDevices];
+FakePool g_default_pools[sim::kMaxDevices];
 
 std::mutex g_handles_mu;
 std::set<void*>* g_streams = new std::set<void*>();   // never destroyed
 std::set<void*>* g_pools = new std::set<void*>();     // created (non-default) pools
 
-int ndev() { return fakegpu::config().devices; }
+int ndev() { return sim::config().devices; }
 bool valid_dev(int d) { return d >= 0 && d < ndev(); }
 
 // Contexts made by cuCtxCreate, as the driver API's documentation describes
@@ -96,7 +96,7 @@ int dev_of_ctx(CUcontext c) {
     return g_created[i].live ? g_created[i].device : -1;
   }
   const char* p = reinterpret_cast<const char*>(c);
-  if (p < g_ctx_objects || p >= g_ctx_objects + fakegpu::kMaxDevices) return -1;
+  if (p < g_ctx_objects || p >= g_ctx_objects + sim::kMaxDevices) return -1;
   return static_cast<int>(p - g_ctx_objects);
 }
 
@@ -120,7 +120,7 @@ void forget_owner(uint64_t addr) {
 FakePool* default_pool(int d) {
   static std::once_flag once;
   std::call_once(once, [] {
-    for (int i = 0; i < fakegpu::kMaxDevices; ++i) g_default_pools[i] = FakePool{i, true, false};
+    for (int i = 0; i < sim::kMaxDevices; ++i) g_default_pools[i] = FakePool{i, true, false};
   });
   return &g_default_pools[d];
 }
@@ -129,7 +129,7 @@ FakePool* default_pool(int d) {
 FakePool* pool_of(CUmemoryPool h) {
   if (h == nullptr) return nullptr;
   FakePool* p = reinterpret_cast<FakePool*>(h);
-  if (p >= g_default_pools && p < g_default_pools + fakegpu::kMaxDevices) {
+  if (p >= g_default_pools && p < g_default_pools + sim::kMaxDevices) {
     default_pool(0);
     return valid_dev(p->device) ? p : nullptr;
   }
@@ -140,10 +140,10 @@ FakePool* pool_of(CUmemoryPool h) {
 
 CUresult map_core(int rc, CUresult bad_device = CUDA_ERROR_INVALID_CONTEXT) {
   switch (rc) {
-    case fakegpu::kOk: return CUDA_SUCCESS;
-    case fakegpu::kInvalid: return CUDA_ERROR_INVALID_VALUE;
-    case fakegpu::kOom: return CUDA_ERROR_OUT_OF_MEMORY;
-    case fakegpu::kBadDevice: return bad_device;
+    case sim::kOk: return CUDA_SUCCESS;
+    case sim::kInvalid: return CUDA_ERROR_INVALID_VALUE;
+    case sim::kOom: return CUDA_ERROR_OUT_OF_MEMORY;
+    case sim::kBadDevice: return bad_device;
   }
   return CUDA_ERROR_UNKNOWN;
 }
@@ -156,9 +156,9 @@ CUresult do_alloc(CUdeviceptr* dptr, size_t size, int device, Kind kind) {
     return CUDA_ERROR_INVALID_VALUE;
   }
   uint64_t addr = 0;
-  const int rc = fakegpu::alloc(device, size, kind, 0, false, &addr);
-  *dptr = rc == fakegpu::kOk ? static_cast<CUdeviceptr>(addr) : 0;
-  if (rc == fakegpu::kOk) {
+  const int rc = sim::alloc(device, size, kind, 0, false, &addr);
+  *dptr = rc == sim::kOk ? static_cast<CUdeviceptr>(addr) : 0;
+  if (rc == sim::kOk) {
     if (t_created < 0) mark_active(device);
     note_owner(addr);
   }
@@ -167,8 +167,8 @@ CUresult do_alloc(CUdeviceptr* dptr, size_t size, int device, Kind kind) {
 
 CUresult do_free(CUdeviceptr p) {
   if (p == 0) return CUDA_SUCCESS;
-  const int rc = fakegpu::free_ptr(p);
-  if (rc == fakegpu::kOk) forget_owner(p);
+  const int rc = sim::free_ptr(p);
+  if (rc == sim::kOk) forget_owner(p);
   return map_core(rc);
 }
 
@@ -180,7 +180,7 @@ CUresult do_alloc_from_pool(CUdeviceptr* dptr, size_t size, CUmemoryPool pool) {
     return CUDA_ERROR_INVALID_VALUE;
   }
   const CUresult rc = do_alloc(dptr, size, p->device, Kind::Device);
-  if (rc == CUDA_SUCCESS) fakegpu::pool_take(p->device, size);  // reuses what the pool keeps (free_to_pool)
+  if (rc == CUDA_SUCCESS) sim::pool_take(p->device, size);  // reuses what the pool keeps (free_to_pool)
   return rc;
 }
 
@@ -263,14 +263,14 @@ FAKE_EXPORT CUresult CUDAAPI cuDeviceGetCount(int* count) {
 FAKE_EXPORT CUresult CUDAAPI cuDeviceGetName(char* name, int len, CUdevice dev) {
   if (name == nullptr || len <= 0) return CUDA_ERROR_INVALID_VALUE;
   if (!valid_dev(dev)) return CUDA_ERROR_INVALID_DEVICE;
-  snprintf(name, static_cast<size_t>(len), "Fake GPU %d", dev);
+  sim::device_name(dev, name, len);
   return CUDA_SUCCESS;
 }
 
 FAKE_EXPORT CUresult CUDAAPI cuDeviceTotalMem_v2(size_t* bytes, CUdevice dev) {
   if (bytes == nullptr) return CUDA_ERROR_INVALID_VALUE;
   if (!valid_dev(dev)) return CUDA_ERROR_INVALID_DEVICE;
-  *bytes = fakegpu::config().capacity;
+  *bytes = sim::config().capacity;
   return CUDA_SUCCESS;
 }
 
@@ -352,7 +352,7 @@ FAKE_EXPORT CUresult CUDAAPI cuCtxDestroy_v2(CUcontext ctx) {
       }
     }
   }
-  for (uint64_t a : mine) fakegpu::free_ptr(a);
+  for (uint64_t a : mine) sim::free_ptr(a);
   if (t_created == i) {
     CUcontext popped = nullptr;
     cuCtxPopCurrent_v2(&popped);
@@ -393,7 +393,7 @@ FAKE_EXPORT CUresult CUDAAPI cuCtxDetach(CUcontext ctx) {
 // that is no allocation's: CUDA_ERROR_INVALID_VALUE, as the driver answers.
 FAKE_EXPORT CUresult CUDAAPI cuPointerGetAttribute(void* data, CUpointer_attribute attribute, CUdeviceptr ptr) {
   if (data == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  if (!fakegpu::is_live(ptr)) return CUDA_ERROR_INVALID_VALUE;
+  if (!sim::is_live(ptr)) return CUDA_ERROR_INVALID_VALUE;
   int owner = -1;
   {
     std::lock_guard<std::mutex> lock(g_created_mu);
@@ -416,7 +416,7 @@ FAKE_EXPORT CUresult CUDAAPI cuPointerGetAttribute(void* data, CUpointer_attribu
 // retain makes the context active and counts a reference; the release of the
 // last reference destroys it; a reset destroys it ("Destroy all allocations
 // and reset all state") without touching the references. Destroying frees
-// everything allocated on the device (fakegpu::reset_device): the fake has
+// everything allocated on the device (sim::reset_device): the fake has
 // one context per device, so every allocation of the device is the
 // context's.
 FAKE_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) {
@@ -434,14 +434,14 @@ CUresult primary_release(CUdevice dev) {
   if (!valid_dev(dev)) return CUDA_ERROR_INVALID_DEVICE;
   std::lock_guard<std::mutex> lock(g_primary_mu);
   if (g_primary_refs[dev] == 0) return CUDA_ERROR_INVALID_CONTEXT;
-  if (--g_primary_refs[dev] == 0 && g_primary_active[dev].exchange(false)) fakegpu::reset_device(dev);
+  if (--g_primary_refs[dev] == 0 && g_primary_active[dev].exchange(false)) sim::reset_device(dev);
   return CUDA_SUCCESS;
 }
 CUresult primary_reset(CUdevice dev) {
   if (!valid_dev(dev)) return CUDA_ERROR_INVALID_DEVICE;
   std::lock_guard<std::mutex> lock(g_primary_mu);
   g_primary_active[dev].store(false);
-  fakegpu::reset_device(dev);
+  sim::reset_device(dev);
   return CUDA_SUCCESS;
 }
 }  // namespace
@@ -461,7 +461,7 @@ FAKE_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxGetState(CUdevice dev, unsigned i
 }
 
 FAKE_EXPORT CUresult CUDAAPI cuCtxSynchronize(void) {
-  fakegpu::pool_release_all();  // release threshold 0: pools give back at a synchronization
+  sim::pool_release_all();  // release threshold 0: pools give back at a synchronization
   return CUDA_SUCCESS;
 }
 
@@ -489,8 +489,8 @@ FAKE_EXPORT CUresult CUDAAPI cuStreamDestroy_v2(CUstream hStream) {
 FAKE_EXPORT CUresult CUDAAPI cuMemGetInfo_v2(size_t* free, size_t* total) {
   if (free == nullptr || total == nullptr) return CUDA_ERROR_INVALID_VALUE;
   if (!valid_dev(t_device)) return CUDA_ERROR_INVALID_CONTEXT;
-  const uint64_t cap = fakegpu::config().capacity;
-  const uint64_t used = fakegpu::occupied_bytes(t_device);
+  const uint64_t cap = sim::config().capacity;
+  const uint64_t used = sim::occupied_bytes(t_device);
   *total = cap;
   *free = used >= cap ? 0 : cap - used;
   return CUDA_SUCCESS;
@@ -506,9 +506,9 @@ FAKE_EXPORT CUresult CUDAAPI cuMemAlloc(CUdeviceptr_v1* dptr, unsigned int bytes
   *dptr = 0;
   if (bytesize == 0) return CUDA_ERROR_INVALID_VALUE;
   uint64_t addr = 0;
-  const int rc = fakegpu::alloc(t_device, bytesize, Kind::Device, 0, true, &addr);
-  if (rc == fakegpu::kOk) *dptr = static_cast<CUdeviceptr_v1>(addr);
-  if (rc == fakegpu::kOk) mark_active(t_device);
+  const int rc = sim::alloc(t_device, bytesize, Kind::Device, 0, true, &addr);
+  if (rc == sim::kOk) *dptr = static_cast<CUdeviceptr_v1>(addr);
+  if (rc == sim::kOk) mark_active(t_device);
   return map_core(rc);
 }
 
@@ -536,18 +536,18 @@ FAKE_EXPORT CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr) { return do_free(dpt
 
 // ---------------------------------------------------------------------------
 // Stream-ordered allocator: a free's bytes stay with the pool (NVML counts
-// them) until a synchronization releases them (fakegpu_core.h, free_to_pool)
+// them) until a synchronization releases them (core/ledger.h, free_to_pool)
 // ---------------------------------------------------------------------------
 
 CUresult do_alloc_async(CUdeviceptr* dptr, size_t size, int device) {
   const CUresult rc = do_alloc(dptr, size, device, Kind::Device);
-  if (rc == CUDA_SUCCESS) fakegpu::pool_take(device, size);
+  if (rc == CUDA_SUCCESS) sim::pool_take(device, size);
   return rc;
 }
 
 CUresult do_free_async(CUdeviceptr p) {
   if (p == 0) return CUDA_SUCCESS;
-  return map_core(fakegpu::free_to_pool(p));
+  return map_core(sim::free_to_pool(p));
 }
 
 FAKE_EXPORT CUresult CUDAAPI cuMemAllocAsync(CUdeviceptr* dptr, size_t bytesize, CUstream hStream) {
@@ -612,36 +612,36 @@ FAKE_EXPORT CUresult CUDAAPI cuMemCreate(CUmemGenericAllocationHandle* handle, s
   if (prop->type != CU_MEM_ALLOCATION_TYPE_PINNED || prop->location.type != CU_MEM_LOCATION_TYPE_DEVICE)
     return CUDA_ERROR_INVALID_VALUE;
   uint64_t h = 0;
-  const int rc = fakegpu::create_physical(prop->location.id, size, &h);
-  if (rc == fakegpu::kOk) *handle = h;
-  if (rc == fakegpu::kOk) mark_active(prop->location.id);
+  const int rc = sim::create_physical(prop->location.id, size, &h);
+  if (rc == sim::kOk) *handle = h;
+  if (rc == sim::kOk) mark_active(prop->location.id);
   return map_core(rc, CUDA_ERROR_INVALID_DEVICE);
 }
 
 FAKE_EXPORT CUresult CUDAAPI cuMemRelease(CUmemGenericAllocationHandle handle) {
-  return map_core(fakegpu::release_physical(handle));
+  return map_core(sim::release_physical(handle));
 }
 
 FAKE_EXPORT CUresult CUDAAPI cuMemAddressReserve(CUdeviceptr* ptr, size_t size, size_t alignment, CUdeviceptr addr,
                                                  unsigned long long flags) {
   if (ptr == nullptr || flags != 0) return CUDA_ERROR_INVALID_VALUE;
   uint64_t out = 0;
-  const int rc = fakegpu::reserve_va(size, alignment, addr, &out);
-  if (rc == fakegpu::kOk) *ptr = out;
+  const int rc = sim::reserve_va(size, alignment, addr, &out);
+  if (rc == sim::kOk) *ptr = out;
   return map_core(rc);
 }
 
 FAKE_EXPORT CUresult CUDAAPI cuMemAddressFree(CUdeviceptr ptr, size_t size) {
-  return map_core(fakegpu::free_va(ptr, size));
+  return map_core(sim::free_va(ptr, size));
 }
 
 FAKE_EXPORT CUresult CUDAAPI cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle,
                                       unsigned long long flags) {
   if (flags != 0) return CUDA_ERROR_INVALID_VALUE;
-  return map_core(fakegpu::map(ptr, size, offset, handle));
+  return map_core(sim::map(ptr, size, offset, handle));
 }
 
-FAKE_EXPORT CUresult CUDAAPI cuMemUnmap(CUdeviceptr ptr, size_t size) { return map_core(fakegpu::unmap(ptr, size)); }
+FAKE_EXPORT CUresult CUDAAPI cuMemUnmap(CUdeviceptr ptr, size_t size) { return map_core(sim::unmap(ptr, size)); }
 
 FAKE_EXPORT CUresult CUDAAPI cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc* desc, size_t count) {
   if (desc == nullptr || count == 0) return CUDA_ERROR_INVALID_VALUE;
@@ -649,13 +649,13 @@ FAKE_EXPORT CUresult CUDAAPI cuMemSetAccess(CUdeviceptr ptr, size_t size, const 
     if (desc[i].location.type != CU_MEM_LOCATION_TYPE_DEVICE) return CUDA_ERROR_INVALID_VALUE;
     if (!valid_dev(desc[i].location.id)) return CUDA_ERROR_INVALID_DEVICE;
   }
-  return map_core(fakegpu::check_mapped(ptr, size));
+  return map_core(sim::check_mapped(ptr, size));
 }
 
 FAKE_EXPORT CUresult CUDAAPI cuMemGetAllocationGranularity(size_t* granularity, const CUmemAllocationProp* prop,
                                                            CUmemAllocationGranularity_flags option) {
   if (granularity == nullptr || prop == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  *granularity = fakegpu::kGranularity;
+  *granularity = sim::kGranularity;
   return CUDA_SUCCESS;
 }
 
@@ -829,20 +829,20 @@ FAKE_EXPORT CUresult CUDAAPI cuGetProcAddress_v2(const char* symbol, void** pfn,
 // Test helpers (not part of any real driver)
 // ---------------------------------------------------------------------------
 
-FAKE_EXPORT int fakegpu_write_ledger(const char* path) { return fakegpu::write_ledger(path); }
-FAKE_EXPORT int fakegpu_cuda_write_ledger(const char* path) { return fakegpu::write_ledger(path); }
+FAKE_EXPORT int fakegpu_write_ledger(const char* path) { return sim::write_ledger(path); }
+FAKE_EXPORT int fakegpu_cuda_write_ledger(const char* path) { return sim::write_ledger(path); }
 FAKE_EXPORT unsigned long long fakegpu_cuda_live_bytes(int device) {
-  return valid_dev(device) ? fakegpu::used_bytes(device) : 0;
+  return valid_dev(device) ? sim::used_bytes(device) : 0;
 }
 // NVML's figure for this process (fake_nvml.cpp): allocations plus context.
 FAKE_EXPORT unsigned long long fakegpu_cuda_process_bytes(int device) {
-  return valid_dev(device) ? fakegpu::process_bytes(device) : 0;
+  return valid_dev(device) ? sim::process_bytes(device) : 0;
 }
-FAKE_EXPORT unsigned long long fakegpu_cuda_capacity(void) { return fakegpu::config().capacity; }
+FAKE_EXPORT unsigned long long fakegpu_cuda_capacity(void) { return sim::config().capacity; }
 FAKE_EXPORT int fakegpu_cuda_device_count(void) { return ndev(); }
 
 __attribute__((constructor)) static void fake_cuda_loaded() {
-  fakegpu::note_loader_pid();
-  fakegpu::prereserve();
+  sim::note_loader_pid();
+  sim::prereserve();
 }
-__attribute__((destructor)) static void fake_cuda_unloaded() { fakegpu::write_ledger_at_exit(); }
+__attribute__((destructor)) static void fake_cuda_unloaded() { sim::write_ledger_at_exit(); }

@@ -1,17 +1,20 @@
-// Internal core shared by the fake GPU drivers (libcuda.so.1, libamdhip64.so.6).
+// The device memory ledger of a simulated driver (libcuda.so.1, and the test
+// suite's libamdhip64.so.6): address arenas, live allocations, VMM handles and
+// mappings, stream-ordered pools, and the JSON ledger tests read.
 //
-// Linked as a static, hidden-visibility library into each fake, so every fake
-// driver library has its OWN ledger (two fakes loaded in one process never
-// share state, exactly like two real drivers would not).
-//
-// Nothing here is exported from the shared libraries; the public surface of
-// each fake is its driver API plus a handful of extern "C" fakegpu_* helpers.
+// Linked as a static, hidden-visibility library into each driver library, so
+// each has its OWN ledger (two drivers loaded in one process never share
+// state, exactly like two real drivers would not). Nothing here is exported;
+// the public surface is the driver API plus a handful of extern "C"
+// fakegpu_* helpers the tests and the other simulated libraries use.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
-namespace fakegpu {
+#include "core/config.h"
+
+namespace sim {
 
 enum class Kind { Device = 0, Managed = 1, Physical = 2 };
 
@@ -25,20 +28,8 @@ enum Rc : int {
   kBadDevice = 3,  // device index out of range
 };
 
-struct Config {
-  uint64_t capacity;  // bytes per device (FAKEGPU_CAPACITY)
-  int devices;        // FAKEGPU_DEVICES, 0..kMaxDevices
-  bool reserve_va;    // FAKEGPU_RESERVE_VA != "0": reserve device ranges against host mappings
-  uint64_t context_bytes = 0;  // FAKEGPU_CONTEXT_BYTES: this process's context overhead on each device
-  uint64_t others_bytes = 0;   // FAKEGPU_OTHERS_BYTES: bytes other processes hold on device 0
-};
-
-constexpr int kMaxDevices = 64;
 constexpr uint64_t kGranularity = 2ull << 20;  // VMM granularity, 2 MiB
 constexpr uint64_t kAlign = 256;               // every allocation address
-
-// Reads FAKEGPU_CAPACITY / FAKEGPU_DEVICES once (thread-safe, lazily).
-const Config& config();
 
 // Address ranges.
 //   device d allocations (device + managed): [0x100000000000 + (d << 40), + 1 TiB)
@@ -116,4 +107,4 @@ void note_loader_pid();
 // from the library constructor.
 void prereserve();
 
-}  // namespace fakegpu
+}  // namespace sim
