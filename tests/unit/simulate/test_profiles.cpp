@@ -166,26 +166,21 @@ TEST(SimProfiles, FindProfileMatchesExactlyTheGivenLength) {
   EXPECT_EQ(sim::find_profile("", 0), nullptr);
 }
 
-TEST(SimParse, NameAloneIsOneCard) {
-  const Profile* p = nullptr;
-  int n = 0;
-  ASSERT_TRUE(parse("h100-80gb", &p, &n));
-  EXPECT_STREQ(p->id, "h100-80gb");
-  EXPECT_EQ(n, 1);
-}
-
-TEST(SimParse, NameAndCount) {
-  const Profile* p = nullptr;
-  int n = 0;
-  ASSERT_TRUE(parse("h100-80gb:8", &p, &n));
-  EXPECT_STREQ(p->id, "h100-80gb");
-  EXPECT_EQ(n, 8);
-  ASSERT_TRUE(parse("t4-16gb:1", &p, &n));
-  EXPECT_EQ(n, 1);
-  ASSERT_TRUE(parse("h200-141gb:64", &p, &n));
-  EXPECT_EQ(n, 64);
-  ASSERT_TRUE(parse("h200-141gb:007", &p, &n));  // leading zeros are still 7
-  EXPECT_EQ(n, 7);
+TEST(SimParse, NameAloneIsOneCardAndACountIsThatMany) {
+  struct Good {
+    const char* spec;
+    const char* id;
+    int count;
+  };
+  for (const Good& g : {Good{"h100-80gb", "h100-80gb", 1}, Good{"h100-80gb:8", "h100-80gb", 8},
+                        Good{"t4-16gb:1", "t4-16gb", 1}, Good{"h200-141gb:64", "h200-141gb", 64},
+                        Good{"h200-141gb:007", "h200-141gb", 7}}) {  // leading zeros: still 7
+    const Profile* p = nullptr;
+    int n = 0;
+    ASSERT_TRUE(parse(g.spec, &p, &n)) << g.spec;
+    EXPECT_STREQ(p->id, g.id);
+    EXPECT_EQ(n, g.count) << g.spec;
+  }
 }
 
 TEST(SimParse, BadSpecsLeaveTheOutputsAlone) {
