@@ -69,7 +69,7 @@ int shown_or_failed(const TopOptions& o, const TopSnapshot& s) {
 }
 
 // Plain text (or JSON with --once): a frame per interval.
-int run_plain(TopSource& source, const Cards& cards, const TopOptions& o) {
+int run_plain(TopSource& source, Cards& cards, const TopOptions& o) {
   TopHistory history;
   const uint64_t frames = o.once ? 1 : o.iterations;
   int rc = kOk;

@@ -66,19 +66,26 @@ Cards::~Cards() {
 
 CardMemory Cards::memory(const std::string& bus_id, int device) const {
   CardMemory m;
-  if (!api_) return m;
-  nvmlDevice_t dev = nullptr;
-  if (!bus_id.empty()) {
-    if (!api_->by_bus || api_->by_bus(bus_id.c_str(), &dev) != kSuccess) return m;
-  } else {
-    if (device < 0 || api_->by_index(unsigned(device), &dev) != kSuccess) return m;
-    m.by_index = true;
+  if (!api_ || (bus_id.empty() && device < 0)) return m;
+  const std::string key = bus_id.empty() ? "#" + std::to_string(device) : bus_id;
+  auto asked = asked_.find(key);
+  if (asked != asked_.end()) return asked->second;
+  m.by_index = bus_id.empty();
+  auto h = handles_.find(key);
+  if (h == handles_.end()) {
+    nvmlDevice_t dev = nullptr;
+    const nvmlReturn_t rc = bus_id.empty() ? api_->by_index(unsigned(device), &dev)
+                            : api_->by_bus ? api_->by_bus(bus_id.c_str(), &dev)
+                                           : 1;
+    h = handles_.emplace(key, rc == kSuccess ? static_cast<void*>(dev) : nullptr).first;
   }
   NvmlMemory mem{};
-  if (api_->memory(dev, &mem) != kSuccess) return m;
-  m.known = true;
-  m.total = mem.total;
-  m.free = mem.free;
+  if (h->second && api_->memory(static_cast<nvmlDevice_t>(h->second), &mem) == kSuccess) {
+    m.known = true;
+    m.total = mem.total;
+    m.free = mem.free;
+  }
+  asked_[key] = m;
   return m;
 }
 

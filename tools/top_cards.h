@@ -8,6 +8,7 @@
 // device without a bus id is taken by its ordinal, and marked so.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <string>
 
 namespace gpumemrec::cli {
@@ -24,7 +25,10 @@ class Cards {
   ~Cards();
   Cards(const Cards&) = delete;
   Cards& operator=(const Cards&) = delete;
+  // A card's memory now; asked of NVML once per card until refresh().
   CardMemory memory(const std::string& bus_id, int device) const;
+  // A new refresh: the next memory() asks NVML again (device handles are kept).
+  void refresh() { asked_.clear(); }
   // Why there are no figures ("" when NVML answers).
   const std::string& problem() const { return problem_; }
 
@@ -32,6 +36,8 @@ class Cards {
   struct Api;
   Api* api_ = nullptr;
   std::string problem_;
+  mutable std::map<std::string, CardMemory> asked_;  // by bus id ("#N": by index), this refresh
+  mutable std::map<std::string, void*> handles_;     // NVML's device handles, by the same key
 };
 
 }  // namespace gpumemrec::cli

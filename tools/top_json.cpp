@@ -100,7 +100,6 @@ void process_json(JsonWriter& w, const TopJsonInput& in, size_t index) {
   json_kv(w, "state", std::string(state_name(v.state)));
   json_kv_or_null(w, "note", v.note);
   json_kv(w, "updated", double(v.updated_real_ns) / 1e9);
-  json_kv(w, "events", v.events);
   const char* sig = v.dump_signal > 0 ? sigabbrev_np(v.dump_signal) : nullptr;
   if (v.dump_signal > 0) json_kv(w, "dump_signal", sig ? std::string("SIG") + sig : std::to_string(v.dump_signal));
   else null_kv(w, "dump_signal");

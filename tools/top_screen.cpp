@@ -29,7 +29,7 @@ struct View {
   uint64_t next_ns = 0;
 };
 
-void refresh_view(TopSource& source, const Cards& cards, TopHistory* history, const TopOptions& o, View* v) {
+void refresh_view(TopSource& source, Cards& cards, TopHistory* history, const TopOptions& o, View* v) {
   v->snap = source.read();
   v->rows = top_rows(v->snap, cards, history);
   v->next_ns = v->snap.mono_ns + uint64_t(o.interval_s * 1e9);
@@ -115,7 +115,7 @@ bool moves(int ch) { return ch == KEY_UP || ch == 'k' || ch == KEY_DOWN || ch ==
 
 }  // namespace
 
-int run_top_screen(TopSource& source, const Cards& cards, const TopOptions& o) {
+int run_top_screen(TopSource& source, Cards& cards, const TopOptions& o) {
   std::setlocale(LC_ALL, "");
   ScreenState st;
   st.sort = o.sort;

@@ -26,6 +26,6 @@ struct TopOptions {
 constexpr uint64_t kWatchSlackNs = 3000000000ull;
 
 // Runs until `q`; the exit status.
-int run_top_screen(TopSource& source, const Cards& cards, const TopOptions& o);
+int run_top_screen(TopSource& source, Cards& cards, const TopOptions& o);
 
 }  // namespace gpumemrec::cli

@@ -262,8 +262,9 @@ void TopHistory::fill(const TopSnapshot& s, std::vector<TopRow>* rows) {
   last_.swap(now);
 }
 
-std::vector<TopRow> top_rows(const TopSnapshot& s, const Cards& cards, TopHistory* history) {
+std::vector<TopRow> top_rows(const TopSnapshot& s, Cards& cards, TopHistory* history) {
   std::vector<TopRow> rows;
+  cards.refresh();
   for (size_t p = 0; p < s.processes.size(); ++p)
     for (size_t d = 0; d < s.processes[p].v.devices.size(); ++d) {
       TopRow r;

@@ -44,7 +44,7 @@ class TopHistory {
 };
 
 // The rows of a snapshot (by pid, then device), with their change and card.
-std::vector<TopRow> top_rows(const TopSnapshot& s, const Cards& cards, TopHistory* history);
+std::vector<TopRow> top_rows(const TopSnapshot& s, Cards& cards, TopHistory* history);
 // Sorted by `sort`, the largest first (ties keep their order).
 void sort_rows(const TopSnapshot& s, TopSort sort, std::vector<TopRow>* rows);
 

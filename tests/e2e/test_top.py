@@ -179,6 +179,60 @@ def case_python_sites():
     t.quit()
 
 
+def frameworks_python():
+    """The real frameworks' interpreter (scripts/frameworks-venv.sh), or None."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    script = os.path.join(here, "..", "..", "scripts", "frameworks-venv.sh")
+    if subprocess.run([script, "--check"]).returncode != 0:
+        return None
+    venv = subprocess.run([script], capture_output=True, text=True).stdout.strip()
+    return os.path.join(venv, "bin", "python")
+
+
+def case_torch_sites_and_roles():
+    """Real PyTorch on a simulated H100: sites by the user's lines, and the
+    roles the Python hook hands over at a caught out-of-memory."""
+    if not os.path.exists(TOOL):
+        return "skip"
+    py = frameworks_python()
+    if not py:
+        print("no frameworks environment (scripts/frameworks-venv.sh makes it)")
+        return "skip"
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "top_torch_target.py")
+    # 16 native frames: the caching allocator and what calls it; the bundles
+    # symbolize no deeper into libtorch (seconds each, on a loaded machine).
+    t = Target({"GPUMEMREC_SIMULATE": "h100-80gb", "PYTHONDONTWRITEBYTECODE": "1", "GPUMEMREC_STACK_DEPTH": "16"},
+               argv=[py, script])
+    t.wait_region()
+    p = compare(top_json(t, t.proc.pid), report(t.signal_dump()), t.proc.pid)
+    check(any(s["site"] and s["site"].startswith("build_model (top_torch_target.py:") for s in p["sites"]),
+          "no site at build_model: %s" % p["sites"])
+    check(p["devices"][0]["bus_id"] and p["devices"][0]["card_total_bytes"], "the card: %s" % p["devices"][0])
+    check(p["roles"] is None, "roles before any report: %s" % p["roles"])
+    t.say("grow")
+    compare(top_json(t, t.proc.pid), report(t.signal_dump()), t.proc.pid)
+    before = set(t.bundles())
+    t.say("oom")
+    snap = top_json(t, t.proc.pid)
+    roles = snap["processes"][0]["roles"]
+    check(roles and roles["at"] == "oom", "roles after the out-of-memory: %s" % roles)
+    # The hook's report goes into the out-of-memory's bundle, or into one of
+    # its own (reason framework_oom) when the episode was decided first (a
+    # slow walk: docs/python-hook.md).
+    def with_framework():
+        return [b for b in t.bundles() if b not in before and
+                "framework.json" in json.load(open(os.path.join(b, "manifest.json")))["files"]]
+    end = time.monotonic() + WAIT_S
+    while not with_framework():
+        check(time.monotonic() < end, "no bundle got framework.json: %s" % t.bundles())
+        time.sleep(0.05)
+    oom = with_framework()
+    rep = report(oom[0])["roles"]["framework"]
+    check(rep and {k: roles["bytes"][k] for k in rep["bytes"]} == rep["bytes"],
+          "roles: top %s, the bundle's framework.json %s" % (roles["bytes"], rep and rep["bytes"]))
+    t.quit()
+
+
 def case_hostile_regions():
     if not os.path.exists(TOOL):
         return "skip"
@@ -386,5 +440,6 @@ if __name__ == "__main__":
         "top_gone_and_killed": case_gone_and_killed,
         "top_batch_text": case_batch_text,
         "top_python": case_python_sites,
+        "top_torch": case_torch_sites_and_roles,
         "top_screen": case_screen_in_tmux,
     }))

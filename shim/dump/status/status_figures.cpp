@@ -79,11 +79,18 @@ void figures_from_replay(const PeakReplay& replay, const uint64_t (&live)[kMaxDe
   add_stacks(replay, out);
 }
 
-bool FigureCollector::afford(uint64_t events, uint64_t now_ns) {
+bool FigureCollector::afford(double cost_ns, uint64_t now_ns) {
   if (tokens_at_ns_ != 0 && now_ns > tokens_at_ns_)
     tokens_ns_ = std::min(burst_ns_, tokens_ns_ + double(now_ns - tokens_at_ns_) * share_);
   tokens_at_ns_ = now_ns;
-  return tokens_ns_ >= double(events) * ns_per_event_;
+  return tokens_ns_ >= cost_ns;
+}
+
+// A cost measured over `n` items into its running estimate per item.
+void FigureCollector::spent(uint64_t t0, uint64_t n, double* per_item) {
+  const uint64_t ns = thread_cpu_ns() - t0;
+  tokens_ns_ -= double(ns);
+  if (n > 256) *per_item = 0.8 * *per_item + 0.2 * double(ns) / double(n);
 }
 
 // The keeper's replay brought up to the ring's end on a copy: its pending
@@ -100,24 +107,22 @@ bool FigureCollector::peek(const Ring& ring, const PeakKept& kept, uint64_t end)
   order_events(scratch_.data(), all, 0, UINT64_MAX, 0);
   peeked_ = kept.replay;
   for (size_t i = 0; i < all; ++i) peeked_.apply(scratch_[i]);
-  const uint64_t spent = thread_cpu_ns() - t0;
-  tokens_ns_ -= double(spent);
-  if (unread + pending > 256) ns_per_event_ = 0.8 * ns_per_event_ + 0.2 * double(spent) / double(unread + pending);
+  spent(t0, unread + pending, &ns_per_event_);
   ++peeks_;
   return lost == 0;
 }
 
 // Whether anything was recorded since the last peek: the keeper's state and
-// the events complete between its cursor and the end. False when the budget
-// cannot pay for the look (or the peek it would lead to).
+// the events complete between its cursor and the end. *skip when the budget
+// cannot pay for the look.
 bool FigureCollector::changed(const Ring& ring, const PeakKept& kept, uint64_t end, uint64_t now_ns, bool* skip) {
   const uint64_t unread = end > kept.cursor ? end - kept.cursor : 0;
-  const uint64_t pending = kept.pending.size() - kept.pending_from;
-  *skip = unread > ring.capacity() || !afford(unread + pending, now_ns);
+  *skip = unread > ring.capacity() || !afford(double(unread) * ns_per_slot_, now_ns);
   if (*skip) return false;
   const uint64_t t0 = thread_cpu_ns();
-  const Key key{end, kept.cursor, pending, kept.horizon_ns, complete_events(ring, kept.cursor, end)};
-  tokens_ns_ -= double(thread_cpu_ns() - t0);
+  const Key key{end, kept.cursor, kept.pending.size() - kept.pending_from, kept.horizon_ns,
+                complete_events(ring, kept.cursor, end)};
+  spent(t0, unread, &ns_per_slot_);
   const bool same = have_last_ && key == last_;
   last_ = key;
   have_last_ = true;
@@ -139,8 +144,12 @@ void FigureCollector::collect(const Ring& ring, const LiveBytes& live_bytes, con
   }
   const uint64_t end = ring.end();
   bool skip = false;
-  if (changed(ring, kept, end, now_ns, &skip) || (!last_ok_ && !skip)) last_ok_ = peek(ring, kept, end);
-  if (skip) {
+  if (changed(ring, kept, end, now_ns, &skip) || (!last_ok_ && !skip)) {
+    const uint64_t events = (end > kept.cursor ? end - kept.cursor : 0) + kept.pending.size() - kept.pending_from;
+    skip = !afford(double(events) * ns_per_event_, now_ns);
+    if (!skip) last_ok_ = peek(ring, kept, end);
+  }
+  if (skip) {  // past the budget: the keeper's own figures, and a fresh look next time
     ++skipped_;
     last_ok_ = false;
     have_last_ = false;

@@ -79,7 +79,8 @@ class FigureCollector {
  private:
   bool changed(const Ring& ring, const PeakKept& kept, uint64_t end, uint64_t now_ns, bool* skip);
   bool peek(const Ring& ring, const PeakKept& kept, uint64_t end);
-  bool afford(uint64_t events, uint64_t now_ns);
+  bool afford(double cost_ns, uint64_t now_ns);
+  void spent(uint64_t t0, uint64_t n, double* per_item);
   struct Key {
     uint64_t end = 0, cursor = 0, pending = 0, horizon = 0, complete = 0;
     bool operator==(const Key& o) const {
@@ -95,7 +96,8 @@ class FigureCollector {
   double share_, burst_ns_;
   double tokens_ns_;
   uint64_t tokens_at_ns_ = 0;
-  double ns_per_event_ = 100;  // the peek's measured cost, smoothed
+  double ns_per_event_ = 100;  // the peek's measured cost per event, smoothed
+  double ns_per_slot_ = 20;    // the look for new events, per seq
   uint64_t peeks_ = 0, skipped_ = 0;
 };
 

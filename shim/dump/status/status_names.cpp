@@ -29,7 +29,7 @@ bool needs_function(site::FrameClass c) {
 // name goes.
 void SiteNamer::follow_loader() {
   const uint64_t adds = loader_adds(), subs = loader_subs();
-  if (begun_ && subs != subs_) names_.clear();
+  if (subs != subs_) names_.clear();
   if (!begun_ || adds != adds_ || subs != subs_) {
     sym_.end();
     sym_.begin();
@@ -82,6 +82,12 @@ bool SiteNamer::name(Recorder* r, const std::vector<StackFigure>& stacks, size_t
     }
     names_.emplace(s.stack_id, name_one(r, s.stack_id));
     ++made;
+  }
+  // Every name made: libdw's session goes (its memory, and the descriptors
+  // it holds open on the modules' files); the next new stack begins another.
+  if (all && begun_) {
+    sym_.end();
+    begun_ = false;
   }
   return all;
 }
