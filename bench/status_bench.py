@@ -4,7 +4,10 @@
 status region").
 
 1. The recorder's peak keeper thread at a fixed event rate (bench/status_load
-   on the null driver, default 1,000,000 events a second): its CPU time with
+   on the null driver, default 1,000,000 events a second, with a ring of
+   --ring events: 1,048,576 by default, so that the keeper keeps up on a
+   loaded machine; the default ring's keeper loses events at ~700,000 a
+   second there, with or without the region): its CPU time with
    GPUMEMREC_STATUS=0, =1, and =1 while `gpumemrec top` watches the process
    (names on), as a share of one core; the repetitions interleaved in a
    shuffled order.
@@ -17,7 +20,7 @@ status region").
    (-b) and on its full screen in tmux (when tmux is there).
 
   python3 bench/status_bench.py [--build-dir build] [--reps 5] [--rate 1000000] [--seconds 10]
-      [--procs 16] [--quick]
+      [--procs 16] [--ring 1048576] [--quick]
 
 Stdlib only. Prints one table.
 """
@@ -56,7 +59,8 @@ class Bench:
         if shim:
             e["LD_PRELOAD"] = self.shim
         e.update({"GPUMEMREC_STATUS": status, "GPUMEMREC_STATUS_DIR": self.status_dir,
-                  "GPUMEMREC_DIR": os.path.join(self.work, "dumps"), "GPUMEMREC_STACK_DEPTH": "16"})
+                  "GPUMEMREC_DIR": os.path.join(self.work, "dumps"), "GPUMEMREC_STACK_DEPTH": "16",
+                  "GPUMEMREC_RING_EVENTS": str(self.a.ring)})
         return e
 
     def keeper_run(self, mode):
@@ -146,6 +150,7 @@ def main():
     ap.add_argument("--build-dir", default="build")
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--rate", type=int, default=1000000)
+    ap.add_argument("--ring", type=int, default=1048576, help="GPUMEMREC_RING_EVENTS of the status_load runs")
     ap.add_argument("--seconds", type=int, default=10)
     ap.add_argument("--procs", type=int, default=16)
     ap.add_argument("--pairs", type=int, default=200000)
@@ -160,7 +165,8 @@ def main():
         tops = b.top_cost()
     finally:
         shutil.rmtree(b.work, ignore_errors=True)
-    print("load %.1f, %d cores, %d repetitions" % (os.getloadavg()[0], os.cpu_count(), a.reps))
+    print("load %.1f, %d cores, %d repetitions, ring %d events" % (os.getloadavg()[0], os.cpu_count(), a.reps,
+                                                                     a.ring))
     print("%-44s %12s %14s" % ("peak keeper thread, status_load", "% of a core", "events/s"))
     for m, label in (("off", "GPUMEMREC_STATUS=0"), ("on", "GPUMEMREC_STATUS=1"), ("watched", "=1, top watching")):
         shares = [s for s, _ in keeper[m]]

@@ -54,9 +54,8 @@ std::string peak_text(const status::DeviceView& d) {
   return format_bytes(d.peak_bytes) + (d.peak_exact ? "" : " (at least)");
 }
 
-// The table's head and one row (fixed columns, the command takes the rest).
-constexpr size_t kFixedColumns = 67;
-
+// The table's head and one row (fixed columns, the command takes the rest;
+// a narrower terminal cuts the row).
 std::string table_head(size_t width) {
   const std::string h = "    PID RANK DEV        LIVE        PEAK       CHANGE   CARD FREE  COMMAND";
   return fit(h, width);
@@ -69,7 +68,7 @@ std::string table_row(const TopSnapshot& s, const TopRow& r, size_t width) {
                      pad_left(d.device < 0 ? "?" : std::to_string(d.device), 4) + pad_left(format_bytes(d.live_bytes), 12) +
                      pad_left(format_bytes(d.peak_bytes) + (d.peak_exact ? " " : "+"), 12) +
                      pad_left(change_text(r), 13) + pad_left(free_text(r.card), 12) + "  ";
-  return fit(line + short_command(v.command), width > kFixedColumns ? width : kFixedColumns);
+  return fit(line + short_command(v.command), width);
 }
 
 std::string site_line(const status::SiteView& site, size_t width) {

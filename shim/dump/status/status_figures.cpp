@@ -38,18 +38,19 @@ void add_stacks(const PeakReplay& replay, StatusFigures* out) {
   out->stacks.resize(keep);
 }
 
-// How many events of [lo, hi) are complete in the ring now: a thread's new
-// event fills a seq of the block it holds, below end(), so end() alone does
-// not say that something new was recorded; this count does (one cache line
-// per seq, the one a copy would read).
-uint64_t complete_events(const Ring& ring, uint64_t lo, uint64_t hi) {
+// Seqs of [lo, hi) whose event is not complete in the ring now, appended
+// to *holes; whether any was complete.
+bool find_holes(const Ring& ring, uint64_t lo, uint64_t hi, std::vector<uint64_t>* holes) {
   Ring::Segment segs[Ring::kGens / 2];
-  const int k = ring.segments(lo, hi, segs, int(Ring::kGens / 2));
-  uint64_t n = 0;
+  const int k = lo < hi ? ring.segments(lo, hi, segs, int(Ring::kGens / 2)) : 0;
+  bool any = false;
   Event e;
-  for (int i = 0; i < k; ++i)
-    for (uint64_t seq = segs[i].from; seq < segs[i].to; ++seq) n += ring.read_in(segs[i].buffer, seq, &e) ? 1 : 0;
-  return n;
+  for (int i = k - 1; i >= 0; --i)  // oldest segment first: holes stay in seq order
+    for (uint64_t seq = segs[i].from; seq < segs[i].to; ++seq) {
+      if (ring.read_in(segs[i].buffer, seq, &e)) any = true;
+      else holes->push_back(seq);
+    }
+  return any;
 }
 
 }  // namespace
@@ -112,18 +113,38 @@ bool FigureCollector::peek(const Ring& ring, const PeakKept& kept, uint64_t end)
   return lost == 0;
 }
 
-// Whether anything was recorded since the last peek: the keeper's state and
-// the events complete between its cursor and the end. *skip when the budget
-// cannot pay for the look.
+// Whether anything was recorded since the last look. A thread's new event
+// fills a seq of the block it holds, below end(), so end() alone does not
+// say it: the seqs that were not complete at the last look (the unused
+// rest of the threads' blocks: a few per thread) are looked at again, and
+// the seqs past the last look's end are new. *skip when the budget cannot
+// pay for the look.
 bool FigureCollector::changed(const Ring& ring, const PeakKept& kept, uint64_t end, uint64_t now_ns, bool* skip) {
-  const uint64_t unread = end > kept.cursor ? end - kept.cursor : 0;
-  *skip = unread > ring.capacity() || !afford(double(unread) * ns_per_slot_, now_ns);
-  if (*skip) return false;
+  if (!have_last_) holes_.clear();  // a whole look from the cursor
+  const uint64_t from = have_last_ ? std::max(kept.cursor, last_.end) : kept.cursor;
+  const uint64_t slots = holes_.size() + (end > from ? end - from : 0);
+  // A look at a few seqs (a quiet program's block tails) is always made: it
+  // keeps figures already brought up to date exact while the budget repays.
+  *skip = end - std::min(end, kept.cursor) > ring.capacity() ||
+          (slots > kCheapLookSlots && !afford(double(slots) * ns_per_slot_, now_ns));
+  if (*skip) {  // not looked: the next look starts again from the cursor
+    have_last_ = false;
+    return false;
+  }
   const uint64_t t0 = thread_cpu_ns();
-  const Key key{end, kept.cursor, kept.pending.size() - kept.pending_from, kept.horizon_ns,
-                complete_events(ring, kept.cursor, end)};
-  spent(t0, unread, &ns_per_slot_);
-  const bool same = have_last_ && key == last_;
+  const Key key{end, kept.cursor, kept.pending.size() - kept.pending_from, kept.horizon_ns};
+  bool filled = false;
+  std::vector<uint64_t> still;
+  Event e;
+  for (uint64_t seq : holes_) {
+    if (seq < kept.cursor) continue;  // read by the keeper since
+    if (ring.read(seq, &e)) filled = true;
+    else still.push_back(seq);
+  }
+  filled = find_holes(ring, from, end, &still) || filled;
+  holes_.swap(still);
+  spent(t0, slots, &ns_per_slot_);
+  const bool same = have_last_ && key == last_ && !filled;
   last_ = key;
   have_last_ = true;
   return !same;
@@ -142,18 +163,20 @@ void FigureCollector::collect(const Ring& ring, const LiveBytes& live_bytes, con
     out->note = kept.broken ? kept.broken : "the peak keeper lost events (the ring wrapped between its passes): peaks are lower bounds, sites unknown";
     return;
   }
+  // A peek when something new was recorded and the budget can pay for it;
+  // or, once the program is quiet again (a look found nothing new) after
+  // peeks the budget refused, one catch-up as soon as the budget is not in
+  // debt: it brings the figures up to date for as long as the quiet lasts.
   const uint64_t end = ring.end();
-  bool skip = false;
-  if (changed(ring, kept, end, now_ns, &skip) || (!last_ok_ && !skip)) {
+  bool look_skipped = false;
+  const bool moved = changed(ring, kept, end, now_ns, &look_skipped);
+  bool ok = last_ok_ && !moved && !look_skipped;
+  if (!look_skipped && (moved || !last_ok_)) {
     const uint64_t events = (end > kept.cursor ? end - kept.cursor : 0) + kept.pending.size() - kept.pending_from;
-    skip = !afford(double(events) * ns_per_event_, now_ns);
-    if (!skip) last_ok_ = peek(ring, kept, end);
+    ok = afford(moved ? double(events) * ns_per_event_ : 0, now_ns) && peek(ring, kept, end);
   }
-  if (skip) {  // past the budget: the keeper's own figures, and a fresh look next time
-    ++skipped_;
-    last_ok_ = false;
-    have_last_ = false;
-  }
+  if (!ok) ++skipped_;  // the keeper's own figures this time
+  last_ok_ = ok;
   const bool exact = last_ok_ && kept.late == 0;
   figures_from_replay(last_ok_ ? peeked_ : kept.replay, live, exact, out);
   out->state = last_ok_ ? status::kStateExact : status::kStateSettled;

@@ -15,9 +15,10 @@
 // bundle written at that moment (`exact`). That costs a copy of the
 // replay and a sort of those events, so it runs only within a budget of
 // the keeper thread's CPU time (kPeekShare of a core, measured per pass),
-// and is not redone while nothing new was recorded (the events complete
-// between the keeper's cursor and the end are counted: a thread fills the
-// seqs of its block below end(), so end() alone does not say it). Past the budget (a
+// and is not redone while nothing new was recorded (a thread fills the
+// seqs of its block below end(), so end() alone does not say it: the seqs
+// not complete at the last look, and the new ones past its end, are looked
+// at again; an idle program costs a few loads per thread an update). Past the budget (a
 // busy program: tens of thousands of events per 0.1 s) the figures are the
 // keeper's own (`settled`: sites and peak about 0.1 s old; live bytes are
 // always now). A keeper that lost events (the ring wrapped between its
@@ -62,6 +63,7 @@ constexpr size_t kTopStacks = 256;
 // The peek's budget: this share of one core, as thread CPU time.
 constexpr double kPeekShare = 0.004;
 constexpr uint64_t kPeekBurstNs = 50000000ull;  // at most this much saved up
+constexpr uint64_t kCheapLookSlots = 4096;      // a look this small is made whatever the budget
 
 class LiveBytes;
 
@@ -82,14 +84,14 @@ class FigureCollector {
   bool afford(double cost_ns, uint64_t now_ns);
   void spent(uint64_t t0, uint64_t n, double* per_item);
   struct Key {
-    uint64_t end = 0, cursor = 0, pending = 0, horizon = 0, complete = 0;
+    uint64_t end = 0, cursor = 0, pending = 0, horizon = 0;
     bool operator==(const Key& o) const {
-      return end == o.end && cursor == o.cursor && pending == o.pending && horizon == o.horizon &&
-             complete == o.complete;
+      return end == o.end && cursor == o.cursor && pending == o.pending && horizon == o.horizon;
     }
   };
   Key last_;
   bool have_last_ = false;
+  std::vector<uint64_t> holes_;  // seqs in [cursor, last_.end) not complete at the last look
   bool last_ok_ = false;       // the replay below is the peeked one
   PeakReplay peeked_;          // the keeper's replay brought up to last_.end
   std::vector<Event> scratch_;

@@ -15,7 +15,20 @@
 // of MiB): no rule looks at such a frame's function, except when every
 // frame of a stack is skipped and such a frame is the site, and then the
 // stack is named again with every frame symbolized.
+//
+// On a thread of its own ("gpumemrec-names"), started when names are first
+// asked for and gone after kIdleSeconds without a request: libdw's first
+// look at the process and at a module's tables takes tens of milliseconds
+// and more on a busy machine, and the peak keeper, whose thread asks, must
+// read the ring before it wraps (at a million events a second the default
+// ring wraps every 65 ms; naming on the keeper's thread lost it events:
+// docs/performance.md, "The status region"). The keeper hands the stacks
+// over and groups with the names there are; nothing it does waits for a
+// name.
 #pragma once
+#include <pthread.h>
+
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -23,10 +36,13 @@
 #include <vector>
 
 #include "common/site_rules.h"
+#include "shim/base/spinlock.h"
 #include "shim/dump/query/symbolizer.h"
 #include "shim/dump/status/status_figures.h"
 
 namespace gpumemrec {
+
+struct Recorder;
 
 struct SiteFigure {
   uint64_t bytes = 0, count = 0, stack_id = 0;
@@ -37,32 +53,50 @@ struct SiteFigure {
 
 class SiteNamer {
  public:
-  explicit SiteNamer(std::vector<std::string> skip_patterns) : rules_(std::move(skip_patterns)) {}
-  // Names up to `max_new` stacks of `stacks` not named yet, largest first,
-  // and stops once `budget_ns` of this thread's CPU time is spent (after
-  // one stack at least). True when every stack of `stacks` has a name.
-  bool name(Recorder* r, const std::vector<StackFigure>& stacks, size_t max_new, uint64_t budget_ns);
-  // `stacks` (largest first) as sites, largest first: named stacks with
-  // equal keys are one site; a stack without a name is a site of its own.
-  void group(const std::vector<StackFigure>& stacks, std::vector<SiteFigure>* out) const;
-  bool named(uint32_t stack_id) const { return names_.count(stack_id) != 0; }
-  size_t cached() const { return names_.size(); }
+  SiteNamer(Recorder* r, std::vector<std::string> skip_patterns);
+  SiteNamer(const SiteNamer&) = delete;
+  SiteNamer& operator=(const SiteNamer&) = delete;
 
-  // Names kept at most: past it they all go and are made again as needed.
-  static constexpr size_t kMaxNames = 4096;
+  // The keeper: `stacks` (largest first) are to be named; returns at once.
+  void request(const std::vector<StackFigure>& stacks);
+  // The keeper: `stacks` as sites, largest first, with the names made so
+  // far: named stacks with equal keys are one site, a stack without a name
+  // is a site of its own. True when every stack had its name.
+  bool group(const std::vector<StackFigure>& stacks, std::vector<SiteFigure>* out);
+  // exit, _exit: the naming thread makes no more names (async-signal-safe:
+  // a store; the thread ends at its next step, or with the process).
+  void stop() { stopped_.store(true, std::memory_order_release); }
+  // An ASan build's fork waits for a name being made (shim/base/asan_build.h).
+  void fork_prepare() { work_.lock(); }
+  void fork_parent() { work_.unlock(); }
+
+  static constexpr size_t kMaxNames = 4096;  // kept at most: past it they all go
+  static constexpr int kIdleSeconds = 30;
 
  private:
   struct Named {
     std::string key, label, library;
   };
+  static void* thread_main(void* self);
+  void run();
+  bool next(std::vector<uint32_t>* ids);
   void follow_loader();
-  Named name_one(Recorder* r, uint32_t stack_id);
+  Named name_one(uint32_t stack_id);
 
+  Recorder* r_;
   site::Rules rules_;
+  // Shared with the naming thread, under mu_.
+  pthread_mutex_t mu_ = PTHREAD_MUTEX_INITIALIZER;
+  pthread_cond_t cv_;
+  std::vector<uint32_t> wanted_;
+  std::unordered_map<uint32_t, Named> names_;
+  bool running_ = false;
+  std::atomic<bool> stopped_{false};
+  // The naming thread's own.
+  SpinLock work_;  // held while a name is made
   Symbolizer sym_;
   bool begun_ = false;
   uint64_t adds_ = 0, subs_ = 0;
-  std::unordered_map<uint32_t, Named> names_;
 };
 
 }  // namespace gpumemrec

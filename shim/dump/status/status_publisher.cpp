@@ -21,13 +21,9 @@ namespace gpumemrec {
 
 namespace {
 
-// Naming per update: at most this many new stacks, this much CPU time.
-constexpr size_t kNamesPerUpdate = 64;
-constexpr uint64_t kNamingBudgetNs = 20000000ull;
-
 struct State {
   State(Recorder* rec, const StatusIdentity& ident)
-      : r(rec), id(ident), namer(rec->cfg.site_skip),
+      : r(rec), id(ident), namer(rec, rec->cfg.site_skip),
         dir(status::resolve_dir(rec->cfg.status_dir, unsigned(geteuid()))) {}
   Recorder* r;
   StatusIdentity id;
@@ -49,17 +45,13 @@ SpinLock g_update_lock;  // around an update (an ASan build's fork waits for it)
 
 void at_exit() { status_stop(); }
 
-// Names (while a reader asks for them) and groups into sites.
+// Asks for names while a reader wants them (the naming thread makes them:
+// status_names.h) and groups into sites with the names there are.
 uint32_t make_sites(State& s, uint64_t now, uint64_t* sites_total) {
   const bool watched = s.region && __atomic_load_n(&s.region->watch_until_mono_ns, __ATOMIC_RELAXED) > now;
   const std::vector<StackFigure>& stacks = s.figures.stacks;
-  bool all = true;
-  if (watched) {
-    all = s.namer.name(s.r, stacks, kNamesPerUpdate, kNamingBudgetNs);
-  } else {
-    for (const StackFigure& f : stacks) all = all && s.namer.named(f.stack_id);
-  }
-  s.namer.group(stacks, &s.sites);
+  if (watched) s.namer.request(stacks);
+  const bool all = s.namer.group(stacks, &s.sites);
   *sites_total = s.sites.size() + (s.figures.stacks_total - stacks.size());
   return all ? status::kNamesDone : watched ? status::kNamesPartial : status::kNamesOff;
 }
@@ -126,14 +118,19 @@ void status_after_pass(uint64_t now_ns) {
 void status_stop() {
   g_stopped.store(true, std::memory_order_release);
   status_file_remove();
+  if (State* s = g_state) s->namer.stop();
 }
 
 void status_atfork_prepare() {
-  if (kAsanBuild && g_state) g_update_lock.lock();
+  if (!kAsanBuild || !g_state) return;
+  g_update_lock.lock();
+  g_state->namer.fork_prepare();
 }
 
 void status_atfork_parent() {
-  if (kAsanBuild && g_state) g_update_lock.unlock();
+  if (!kAsanBuild || !g_state) return;
+  g_state->namer.fork_parent();
+  g_update_lock.unlock();
 }
 
 void status_atfork_child() {

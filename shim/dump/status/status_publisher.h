@@ -2,8 +2,9 @@
 // status_region.h; docs/design.md, "The status region"). Nothing on the
 // intercepted calls: the peak keeper's thread, after its passes, at most
 // every status::kUpdateNs, collects the figures (status_figures.h: under
-// the pass lock), names the top stacks while a reader asks for names
-// (status_names.h) and writes the region (status_writer.h) into its file
+// the pass lock), asks for the top stacks' names while a reader wants
+// them (status_names.h: made on a thread of their own) and writes the
+// region (status_writer.h) into its file
 // (status_file.h), made at the first update after the process first held
 // GPU memory (a process that never does publishes nothing).
 #pragma once

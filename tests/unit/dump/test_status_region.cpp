@@ -228,9 +228,9 @@ TEST(StatusWriter, TheBodyReadsBackWithTheToolsReader) {
 }
 
 TEST(SiteNamer, UnnamedStacksAreSitesOfTheirOwn) {
-  SiteNamer n({});
+  SiteNamer n(nullptr, {});
   std::vector<SiteFigure> sites;
-  n.group({{4, 300, 3}, {2, 300, 1}, {8, 5, 1}}, &sites);
+  EXPECT_FALSE(n.group({{4, 300, 3}, {2, 300, 1}, {8, 5, 1}}, &sites));
   ASSERT_EQ(sites.size(), 3u);
   EXPECT_EQ(sites[0].stack_id, 2u);  // a tie: the lower stack id first, as `report`
   EXPECT_FALSE(sites[0].named);
