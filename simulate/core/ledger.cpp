@@ -182,6 +182,10 @@ struct State {
   std::map<uint64_t, Mapping> mappings;     // VA start -> mapping
   uint64_t used[kMaxDevices] = {};
   uint64_t pool_kept[kMaxDevices] = {};  // freed by cuMemFreeAsync, not yet released
+  uint64_t pool_used[kMaxDevices] = {};  // live cuMemAllocAsync bytes
+  uint64_t pool_threshold[kMaxDevices] = {};  // CU_MEMPOOL_ATTR_RELEASE_THRESHOLD (default 0)
+  uint64_t pool_reserved_high[kMaxDevices] = {};
+  uint64_t pool_used_high[kMaxDevices] = {};
   uint64_t next_handle = 1;
 
   State() {
@@ -253,7 +257,11 @@ int release_alloc(uint64_t addr, bool to_pool) {
   if (it == s.live.end() || it->second.kind == Kind::Physical) return kInvalid;
   it->second.arena->release(addr, it->second.span);
   s.used[it->second.device] -= it->second.size;
-  if (to_pool) s.pool_kept[it->second.device] += it->second.size;
+  if (to_pool) {
+    const int d = it->second.device;
+    s.pool_kept[d] += it->second.size;
+    s.pool_used[d] -= it->second.size < s.pool_used[d] ? it->second.size : s.pool_used[d];
+  }
   s.live.erase(it);
   return kOk;
 }
@@ -269,12 +277,45 @@ void pool_take(int device, uint64_t size) {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mu);
   s.pool_kept[device] -= size < s.pool_kept[device] ? size : s.pool_kept[device];
+  s.pool_used[device] += size;
+  const uint64_t reserved = s.pool_used[device] + s.pool_kept[device];
+  if (reserved > s.pool_reserved_high[device]) s.pool_reserved_high[device] = reserved;
+  if (s.pool_used[device] > s.pool_used_high[device]) s.pool_used_high[device] = s.pool_used[device];
 }
 
 void pool_release_all() {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mu);
-  for (uint64_t& k : s.pool_kept) k = 0;
+  for (int d = 0; d < kMaxDevices; ++d)
+    if (s.pool_kept[d] + s.pool_used[d] > s.pool_threshold[d])
+      s.pool_kept[d] = s.pool_threshold[d] > s.pool_used[d] ? s.pool_threshold[d] - s.pool_used[d] : 0;
+}
+
+void pool_trim(int device, uint64_t keep) {
+  if (device < 0 || device >= kMaxDevices) return;
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (s.pool_kept[device] + s.pool_used[device] > keep)
+    s.pool_kept[device] = keep > s.pool_used[device] ? keep - s.pool_used[device] : 0;
+}
+
+PoolStats pool_stats(int device) {
+  if (device < 0 || device >= kMaxDevices) return PoolStats{};
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  return PoolStats{s.pool_used[device] + s.pool_kept[device], s.pool_reserved_high[device], s.pool_used[device],
+                   s.pool_used_high[device], s.pool_threshold[device]};
+}
+
+void pool_set(int device, PoolField field, uint64_t value) {
+  if (device < 0 || device >= kMaxDevices) return;
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  switch (field) {
+    case PoolField::Threshold: s.pool_threshold[device] = value; break;
+    case PoolField::ReservedHigh: s.pool_reserved_high[device] = s.pool_used[device] + s.pool_kept[device]; break;
+    case PoolField::UsedHigh: s.pool_used_high[device] = s.pool_used[device]; break;
+  }
 }
 
 uint64_t pool_kept_bytes(int device) {
@@ -304,6 +345,7 @@ int reset_device(int device) {
   }
   s.used[device] = 0;
   s.pool_kept[device] = 0;
+  s.pool_used[device] = 0;
   return n;
 }
 
@@ -311,6 +353,35 @@ bool is_live(uint64_t addr) {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mu);
   return s.live.count(addr) != 0;
+}
+
+bool find(uint64_t addr, Found* out) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  auto it = s.live.upper_bound(addr);
+  if (it != s.live.begin()) {
+    --it;
+    const Entry& e = it->second;
+    if (e.kind != Kind::Physical && addr < it->first + (e.size == 0 ? 1 : e.size)) {
+      *out = Found{it->first, e.size, e.device, e.kind, 0};
+      return true;
+    }
+  }
+  auto m = s.mappings.upper_bound(addr);
+  if (m == s.mappings.begin()) return false;
+  --m;
+  if (addr >= m->first + m->second.size) return false;
+  auto h = s.live.find(m->second.handle);
+  const int device = h != s.live.end() ? h->second.device : 0;
+  *out = Found{m->first, m->second.size, device, Kind::Physical, m->second.handle};
+  return true;
+}
+
+int physical_device(uint64_t handle) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  auto it = s.live.find(handle);
+  return it != s.live.end() && it->second.kind == Kind::Physical ? it->second.device : -1;
 }
 
 int create_physical(int device, uint64_t size, uint64_t* handle) {

@@ -44,6 +44,10 @@ constexpr uint64_t kVaBase = 0x300000000000ull;
 constexpr uint64_t kVaSpan = 1ull << 44;
 constexpr uint64_t kHandleBase = 0x500000000000ull;
 
+// True for an address in a device arena or a VA reservation: device memory
+// (host mappings never land there: the arenas reserve what they hand out).
+inline bool is_device_address(uint64_t a) { return a >= kDeviceBase && a < kVaBase + kVaSpan; }
+
 // Allocates `size` bytes (size > 0) on `device`. `align` must be a power of
 // two >= 256 (0 means 256). `v1_arena` places the allocation in the 32-bit
 // range. Returns kOk / kOom / kBadDevice / kInvalid.
@@ -62,8 +66,19 @@ int free_ptr(uint64_t addr);
 // The fake keeps them out of occupied_bytes (the device's free memory).
 int free_to_pool(uint64_t addr);
 void pool_take(int device, uint64_t size);
+// At a synchronization: each device's pool keeps at most its release
+// threshold (CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, 0 by default; PyTorch's
+// cudaMallocAsync backend sets it to UINT64_MAX).
 void pool_release_all();
+void pool_trim(int device, uint64_t keep);  // cuMemPoolTrimTo
 uint64_t pool_kept_bytes(int device);
+// What cuMemPoolGetAttribute reports of a device's pool.
+struct PoolStats {
+  uint64_t reserved, reserved_high, used, used_high, threshold;
+};
+PoolStats pool_stats(int device);
+enum class PoolField { Threshold, ReservedHigh, UsedHigh };  // the high marks are reset to the current value
+void pool_set(int device, PoolField field, uint64_t value);
 
 // A primary context destroyed (cuDevicePrimaryCtxReset, the last
 // cuDevicePrimaryCtxRelease, cudaDeviceReset, hipDeviceReset): every
@@ -73,6 +88,18 @@ int reset_device(int device);
 
 // True if addr is the start of a live alloc()/create_physical() entry.
 bool is_live(uint64_t addr);
+
+// The allocation or mapping holding addr (interior addresses too).
+struct Found {
+  uint64_t start;  // the allocation's address, or the mapping's
+  uint64_t size;   // its accounted size (a mapping: its length)
+  int device;
+  Kind kind;       // Device, Managed, or Physical for a mapped VA range
+  uint64_t handle; // a mapping's physical handle (0 otherwise)
+};
+bool find(uint64_t addr, Found* out);
+// The device of a live physical handle (cuMemCreate), or -1.
+int physical_device(uint64_t handle);
 
 // VMM. Physical handles count against capacity; VA does not.
 int create_physical(int device, uint64_t size, uint64_t* handle);
