@@ -1,12 +1,21 @@
 #include "blas/gemm_family.h"
 
+#include <atomic>
+#include <cstdint>
+
 #include "blas/cublas_context.h"
 #include "blas/workspace.h"
 
 namespace sim::blas {
+namespace {
+
+std::atomic<uint64_t> g_calls{0};
+
+}  // namespace
 
 cublasStatus_t gemm_family(cublasHandle_t h, const GemmShape& s, const void* alpha, const void* beta, const void* C,
                            Scalar kind, int batch) {
+  g_calls.fetch_add(1, std::memory_order_relaxed);
   const Call c = begin(h);
   if (c.status != CUBLAS_STATUS_SUCCESS) return c.status;
   if (!gemm_shape_ok(s) || batch < 0) return CUBLAS_STATUS_INVALID_VALUE;
@@ -16,3 +25,6 @@ cublasStatus_t gemm_family(cublasHandle_t h, const GemmShape& s, const void* alp
 }
 
 }  // namespace sim::blas
+
+// Test helper (no NVIDIA API): GEMM-family calls so far, valid or not.
+SIM_BLAS_API uint64_t fakegpu_cublas_gemm_calls(void) { return sim::blas::g_calls.load(); }

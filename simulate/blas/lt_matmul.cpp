@@ -4,6 +4,7 @@
 // workspace pointer must be aligned to at least a multiple of 256 bytes") and
 // succeeds without computing. The workspace is the caller's: the simulated
 // library allocates no device memory here (algorithms need none, lt_algo.h).
+#include <atomic>
 #include <cstdint>
 #include <initializer_list>
 
@@ -15,6 +16,8 @@
 namespace lt = sim::blas::lt;
 
 namespace {
+
+std::atomic<uint64_t> g_calls{0};
 
 bool same_layout(cublasLtMatrixLayout_t x, cublasLtMatrixLayout_t y) {
   for (const int attr : {CUBLASLT_MATRIX_LAYOUT_TYPE, CUBLASLT_MATRIX_LAYOUT_ORDER, CUBLASLT_MATRIX_LAYOUT_ROWS,
@@ -36,6 +39,7 @@ SIM_BLAS_API cublasStatus_t cublasLtMatmul(cublasLtHandle_t handle, cublasLtMatm
                                            cublasLtMatrixLayout_t c, void* D, cublasLtMatrixLayout_t d,
                                            const cublasLtMatmulAlgo_t* algo, void* workspace, size_t workspace_bytes,
                                            cudaStream_t) {
+  g_calls.fetch_add(1, std::memory_order_relaxed);
   if (!lt::live(handle)) return CUBLAS_STATUS_NOT_INITIALIZED;
   lt::Problem p;
   if (const cublasStatus_t st = lt::check_problem(op, a, b, c, d, &p)) return st;
@@ -48,3 +52,6 @@ SIM_BLAS_API cublasStatus_t cublasLtMatmul(cublasLtHandle_t handle, cublasLtMatm
     return CUBLAS_STATUS_INVALID_VALUE;
   return CUBLAS_STATUS_SUCCESS;
 }
+
+// Test helper (no NVIDIA API): cublasLtMatmul calls so far, valid or not.
+SIM_BLAS_API uint64_t fakegpu_cublaslt_matmul_calls(void) { return g_calls.load(); }

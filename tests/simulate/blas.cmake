@@ -37,3 +37,6 @@ add_test(NAME simulate.cublas_headers
   COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/check_blas_headers.py ${CMAKE_CXX_COMPILER}
           ${CUDA_INCLUDE_DIR})
 set_tests_properties(simulate.cublas_headers PROPERTIES TIMEOUT 300 SKIP_RETURN_CODE 77)
+add_test(NAME simulate.cublas_torch
+  COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/torch_blas.py ${GPUMEMREC_SIM_DIR})
+set_tests_properties(simulate.cublas_torch PROPERTIES TIMEOUT 300 SKIP_RETURN_CODE 77)
