@@ -26,9 +26,8 @@ add_dependencies(selftest_cublas_nodriver sim_cublas sim_cublaslt)
 
 add_test(NAME simulate.cublas COMMAND selftest_cublas 32)
 set_tests_properties(simulate.cublas PROPERTIES ENVIRONMENT "GPUMEMREC_SIMULATE=h100-80gb" TIMEOUT 60)
-add_test(NAME simulate.cublas_fake_gpu COMMAND selftest_cublas 4)
-set_tests_properties(simulate.cublas_fake_gpu PROPERTIES ENVIRONMENT_MODIFICATION "GPUMEMREC_SIMULATE=unset:"
-  TIMEOUT 60)
+add_test(NAME simulate.cublas_fake_gpu COMMAND env -u GPUMEMREC_SIMULATE $<TARGET_FILE:selftest_cublas> 4)
+set_tests_properties(simulate.cublas_fake_gpu PROPERTIES TIMEOUT 60)
 add_test(NAME simulate.cublas_no_driver
   COMMAND ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/tests/fakes/run_without_driver.py
           $<TARGET_FILE:sim_cublas> $<TARGET_FILE:selftest_cublas_nodriver> $<TARGET_FILE:sim_cublaslt>)
@@ -40,3 +39,17 @@ set_tests_properties(simulate.cublas_headers PROPERTIES TIMEOUT 300 SKIP_RETURN_
 add_test(NAME simulate.cublas_torch
   COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/torch_blas.py ${GPUMEMREC_SIM_DIR})
 set_tests_properties(simulate.cublas_torch PROPERTIES TIMEOUT 300 SKIP_RETURN_CODE 77)
+
+# The recorder names libcublas.so.13 as the caller of cuBLAS's own device memory.
+add_executable(blas_oom blas_oom.cpp)
+target_include_directories(blas_oom PRIVATE ${CMAKE_CURRENT_SOURCE_DIR} ${CMAKE_SOURCE_DIR}/simulate ${CUDA_INCLUDE_DIR})
+target_link_libraries(blas_oom PRIVATE sim_cublas ${CMAKE_DL_LIBS})
+set_target_properties(blas_oom PROPERTIES BUILD_RPATH "${GPUMEMREC_SIM_DIR}")
+target_link_options(blas_oom PRIVATE -Wl,--disable-new-dtags)
+add_dependencies(blas_oom sim_cuda)
+if(TARGET gpumemrec_shim)
+  add_test(NAME simulate.cublas_recorder
+    COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/recorder_blas.py attribution $<TARGET_FILE:blas_oom>)
+  set_tests_properties(simulate.cublas_recorder PROPERTIES ENVIRONMENT "GPUMEMREC_BUILD_DIR=${CMAKE_BINARY_DIR}"
+    TIMEOUT 120 SKIP_RETURN_CODE 77)
+endif()
