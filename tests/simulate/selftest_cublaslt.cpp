@@ -69,6 +69,11 @@ void descriptor_attributes() {
   CHECK_EQ(cublasLtMatmulDescGetAttribute(d, CUBLASLT_MATMUL_DESC_TRANSA, big, sizeof big, nullptr),
            CUBLAS_STATUS_INVALID_VALUE);
   CHECK_EQ(cublasLtMatmulDescSetAttribute(nullptr, CUBLASLT_MATMUL_DESC_TRANSA, &seven, 4), CUBLAS_STATUS_INVALID_VALUE);
+  cublasLtMatmulDescOpaque_t never_made;  // no descriptor: refused, never written
+  memset(&never_made, 0, sizeof never_made);
+  CHECK_EQ(cublasLtMatmulDescSetAttribute(&never_made, CUBLASLT_MATMUL_DESC_TRANSA, &seven, 4),
+           CUBLAS_STATUS_INVALID_VALUE);
+  CHECK_EQ(cublasLtMatmulDescDestroy(&never_made), CUBLAS_STATUS_INVALID_VALUE);
   CHECK_EQ(cublasLtMatmulDescDestroy(d), CUBLAS_STATUS_SUCCESS);
   CHECK_EQ(cublasLtMatmulDescDestroy(nullptr), CUBLAS_STATUS_SUCCESS);
 }
@@ -134,6 +139,8 @@ void heuristic_and_matmul(cublasHandle_t blas) {
   CHECK_EQ(cublasLtMatmulAlgoGetHeuristic(h, op, l.a, l.b, l.c, l.c, pref, 0, res, &n), CUBLAS_STATUS_INVALID_VALUE);
   CHECK_EQ(cublasLtMatmulAlgoGetHeuristic(nullptr, op, l.a, l.b, l.c, l.c, pref, 1, res, &n),
            CUBLAS_STATUS_NOT_INITIALIZED);
+  // "If Cdesc is omitted, this function assumes it to be equal to Ddesc."
+  CHECK_EQ(cublasLtMatmulAlgoGetHeuristic(h, op, l.a, l.b, nullptr, l.c, pref, 1, res, &n), CUBLAS_STATUS_SUCCESS);
   const float one = 1.0f;
   CHECK_EQ(cublasLtMatmul(h, op, &one, kDev, l.a, kDev, l.b, &one, kDev, l.c, kDev, l.c, &res[0].algo, kDev, max_ws,
                           nullptr),
@@ -182,6 +189,8 @@ void algo_config(cublasLtHandle_t h) {
   CHECK_EQ(cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID, nullptr, 0, &written),
            CUBLAS_STATUS_SUCCESS);
   CHECK_EQ(written, 2);  // uint16_t
+  CHECK_EQ(cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_TILE_ID, nullptr, 0, nullptr),
+           CUBLAS_STATUS_INVALID_VALUE);
   cublasLtMatmulDesc_t op = nullptr;
   CHECK_EQ(cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F), CUBLAS_STATUS_SUCCESS);
   Layouts l;
@@ -207,6 +216,11 @@ int test_cublaslt() {
   CHECK_EQ(cublasCreate_v2(&blas), CUBLAS_STATUS_SUCCESS);
   heuristic_and_matmul(blas);
   CHECK_EQ(cublasDestroy_v2(blas), CUBLAS_STATUS_SUCCESS);
+  cublasLtMatmulHeuristicResult_t res;
+  int n = 0;
+  CHECK_EQ(cublasLtMatmulAlgoGetHeuristic(reinterpret_cast<cublasLtHandle_t>(blas), nullptr, nullptr, nullptr,
+                                          nullptr, nullptr, nullptr, 1, &res, &n),
+           CUBLAS_STATUS_NOT_INITIALIZED);  // a destroyed cuBLAS handle is no cuBLASLt handle either
   cublasLtHandle_t lt = nullptr;
   CHECK_EQ(cublasLtCreate(nullptr), CUBLAS_STATUS_INVALID_VALUE);
   CHECK_EQ(cublasLtCreate(&lt), CUBLAS_STATUS_SUCCESS);
