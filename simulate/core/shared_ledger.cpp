@@ -21,7 +21,9 @@ namespace {
 Table* g_table = nullptr;  // null: not shared
 Slot* g_slot = nullptr;    // this process's (null in a library that only reads: NVML)
 pid_t g_slot_pid = 0;      // the process the slot was taken for (a forked child takes its own)
-std::string g_path;
+// A plain array: at_exit runs from the driver's destructor, after C++ static
+// destructors (a std::string would be gone).
+char g_path[256] = "";
 std::once_flag g_observe_once;
 
 void say(const char* fmt, ...) {
@@ -112,7 +114,7 @@ void check_local_rank() {
 
 // The run's table, made or joined; nullptr when this process cannot share.
 Table* join(const std::string& run, bool create) {
-  g_path = table_path(run);
+  snprintf(g_path, sizeof g_path, "%s", table_path(run).c_str());
   bool made = false;
   Table* t = open_table(g_path, create, &made);
   if (t == nullptr) return nullptr;
@@ -187,9 +189,13 @@ void at_exit() {
   if (g_slot == nullptr || g_slot_pid != getpid()) return;
   for (auto& b : g_slot->bytes) b.store(0);
   g_slot->state.store(kSlotFree);
-  // The run's maker (the same pid after an exec) removes the table; the
-  // processes still running keep their mapping.
-  if (g_table->creator == getpid() && g_table->creator_start == process_start_time(getpid())) unlink(g_path.c_str());
+  // The run's maker (the same pid after an exec), or the last process out,
+  // removes the table; processes still running keep their mapping.
+  bool last = true;
+  for (const Slot& s : g_table->slots)
+    if (s.state.load() != kSlotFree && s.pid != getpid() && process_alive(s.pid, s.start_time)) last = false;
+  if (last || (g_table->creator == getpid() && g_table->creator_start == process_start_time(getpid())))
+    unlink(g_path);
 }
 
 bool active() { return g_table != nullptr && g_slot != nullptr; }

@@ -17,9 +17,9 @@
 // therefore never one of an earlier run; within a run, a slot counts only
 // while its pid runs with the start time it recorded: a crashed process's
 // share is freed at the next check that needs the room (or the next listing),
-// a reused pid does not pass. The process that made the run removes the table
-// at its exit; a table whose maker and every process are gone is removed by
-// the next run that starts.
+// a reused pid does not pass. The process that made the run, or the last one
+// out, removes the table at its exit; a table whose processes all died is
+// removed by the next run that starts.
 //
 // Only a run with a card (GPUMEMREC_SIMULATE) shares; the test suite's plain
 // Fake GPU stays private to each process. A process whose card differs from

@@ -52,7 +52,7 @@ ncclResult_t run_job(ncclComm* c, ConnectKind kind, int peer) {
 
 void proxy_main(ncclComm* c) {
   char name[16];
-  snprintf(name, sizeof name, "NCCL Service %2d", c->device % 100);  // proxy.cc's thread name
+  snprintf(name, sizeof name, "NCCL Service %2u", static_cast<unsigned>(c->device) % 100u);  // proxy.cc's thread name
   pthread_setname_np(pthread_self(), name);
   bind_device(c->device);
   std::unique_lock<std::mutex> lock(c->mu);

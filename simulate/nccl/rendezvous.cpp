@@ -130,8 +130,10 @@ std::string dead_peer(const Table* t, int nranks, uint32_t creator, uint64_t cre
 
 void sleep_ms(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
 
-void leave(Table* t, const std::string& name) {
-  if (t->left.fetch_add(1) + 1 == t->nranks.load()) unlink(("/dev/shm/" + name).c_str());
+// The last rank out removes the table; so does a rank whose wait failed
+// because a rank died (the rendezvous can no longer complete).
+void leave(Table* t, const std::string& name, bool doomed) {
+  if (t->left.fetch_add(1) + 1 == t->nranks.load() || doomed) unlink(("/dev/shm/" + name).c_str());
   munmap(t, sizeof(Table));
 }
 
@@ -197,7 +199,7 @@ Outcome meet(const std::string& name, uint32_t creator, uint64_t creator_start, 
       out.members[r] = Member{r, s.device, s.color, s.key, s.pid};
     }
   }
-  leave(t, name);
+  leave(t, name, out.rc == ncclRemoteError);
   return out;
 }
 

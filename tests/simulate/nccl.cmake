@@ -1,6 +1,7 @@
 # simulate.nccl*: the simulated libnccl.so.2 (simulate/nccl/).
 #   simulate.nccl           self-test on an H100 SXM (24 channels, P2P write), 4 ranks as processes
-#   simulate.nccl_a100      the same on an A100 SXM (P2P read: the SIMPLE buffer on the sender)
+#   simulate.nccl_p2p_read  the same with NCCL_P2P_READ_ENABLE=1 (the SIMPLE buffer on the sender,
+#                           NCCL's default between A100s)
 #   simulate.nccl_fake_gpu  on the tests' plain Fake GPU (PCIe: 2 channels)
 #   simulate.nccl_oom       a communicator running out of memory at its ring's connection
 #   simulate.nccl_header    the sources against NVIDIA's nccl.h and its exports' binding (venv)
@@ -18,8 +19,9 @@ add_dependencies(selftest_nccl sim_cuda)
 
 add_test(NAME simulate.nccl COMMAND selftest_nccl h100)
 set_tests_properties(simulate.nccl PROPERTIES ENVIRONMENT "GPUMEMREC_SIMULATE=h100-80gb:4" TIMEOUT 60)
-add_test(NAME simulate.nccl_a100 COMMAND selftest_nccl a100)
-set_tests_properties(simulate.nccl_a100 PROPERTIES ENVIRONMENT "GPUMEMREC_SIMULATE=a100-80gb:4" TIMEOUT 60)
+add_test(NAME simulate.nccl_p2p_read COMMAND selftest_nccl h100-read)
+set_tests_properties(simulate.nccl_p2p_read PROPERTIES
+  ENVIRONMENT "GPUMEMREC_SIMULATE=h100-80gb:4;NCCL_P2P_READ_ENABLE=1" TIMEOUT 60)
 add_test(NAME simulate.nccl_fake_gpu COMMAND selftest_nccl pcie)
 set_tests_properties(simulate.nccl_fake_gpu PROPERTIES ENVIRONMENT "FAKEGPU_DEVICES=4"
   ENVIRONMENT_MODIFICATION "GPUMEMREC_SIMULATE=unset:" TIMEOUT 60)
@@ -27,3 +29,26 @@ set_tests_properties(simulate.nccl_fake_gpu PROPERTIES ENVIRONMENT "FAKEGPU_DEVI
 add_test(NAME simulate.nccl_oom COMMAND selftest_nccl pcie oom)
 set_tests_properties(simulate.nccl_oom PROPERTIES ENVIRONMENT "FAKEGPU_DEVICES=2;FAKEGPU_CAPACITY=33554432"
   ENVIRONMENT_MODIFICATION "GPUMEMREC_SIMULATE=unset:" TIMEOUT 60)
+
+# simulate.shared_devices: the processes of one run share each simulated
+# device (simulate/core/shared_ledger.h); device_probe is one such process.
+add_executable(device_probe device_probe.cpp)
+target_include_directories(device_probe PRIVATE ${CUDA_INCLUDE_DIR})
+target_link_libraries(device_probe PRIVATE ${CMAKE_DL_LIBS})
+set_target_properties(device_probe PROPERTIES BUILD_RPATH "${GPUMEMREC_SIM_DIR}")
+target_link_options(device_probe PRIVATE -Wl,--disable-new-dtags)
+add_dependencies(device_probe sim_cuda sim_nvml)
+add_test(NAME simulate.shared_devices
+  COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/test_shared_devices.py $<TARGET_FILE:device_probe>
+          ${GPUMEMREC_SIM_DIR})
+set_tests_properties(simulate.shared_devices PROPERTIES TIMEOUT 120)
+
+# simulate.torchrun_fsdp2_ws2/_ws4: the real PyTorch's FSDP2 under torchrun,
+# each rank on its simulated H100, rank 1 out of memory first (venv and the
+# simulated cuBLAS; about 80 and 120 s on 2 busy cores).
+foreach(_world 2 4)
+  add_test(NAME simulate.torchrun_fsdp2_ws${_world}
+    COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/test_torchrun.py ${CMAKE_BINARY_DIR}/bin ${_world})
+  set_tests_properties(simulate.torchrun_fsdp2_ws${_world} PROPERTIES TIMEOUT 900 SKIP_RETURN_CODE 77
+    RUN_SERIAL ON)
+endforeach()

@@ -2,8 +2,9 @@
 // and errors, and the device memory a communicator takes, checked against
 // NCCL 2.30.7's figures (selftest_nccl.h) and the simulated driver's ledger.
 //
-// Usage: selftest_nccl h100|a100|pcie [oom]
-//   h100, a100, pcie: the card GPUMEMREC_SIMULATE presents (pcie: the Fake GPU)
+// Usage: selftest_nccl h100|h100-read|pcie [oom]
+//   h100: GPUMEMREC_SIMULATE=h100-80gb; h100-read: the same with
+//   NCCL_P2P_READ_ENABLE=1; pcie: the Fake GPU
 //   oom: only the out-of-memory case (run with a small FAKEGPU_CAPACITY)
 #include <dlfcn.h>
 
@@ -220,9 +221,9 @@ void test_out_of_memory(const Expect& e) {
 
 int main(int argc, char** argv) {
   const std::string card = argc > 1 ? argv[1] : "";
-  const Expect& e = card == "h100" ? kH100 : card == "a100" ? kA100 : kPcie;
-  if (card != "h100" && card != "a100" && card != "pcie") {
-    fprintf(stderr, "usage: selftest_nccl h100|a100|pcie [oom]\n");
+  const Expect& e = card == "h100" ? kH100 : card == "h100-read" ? kH100Read : kPcie;
+  if (card != "h100" && card != "h100-read" && card != "pcie") {
+    fprintf(stderr, "usage: selftest_nccl h100|h100-read|pcie [oom]\n");
     return 2;
   }
   CHECK(set_device(0));

@@ -27,8 +27,9 @@ struct Expect {
 // H100 SXM (18 NVLinks): 24 ring channels, 32 initialized, 32 per peer, P2P
 // write: 10 MiB received, 2 MiB sent (NVIDIA/nccl#1685's ALLOC log).
 constexpr Expect kH100{24, 32, 32, 10 * kMiB, 2 * kMiB};
-// A100 SXM (12 NVLinks, compute capability 8.0): P2P read, SIMPLE on the sender.
-constexpr Expect kA100{24, 32, 32, 6 * kMiB, 6 * kMiB};
+// P2P read (NCCL's default between A100s over NVLink; NCCL_P2P_READ_ENABLE=1
+// elsewhere): the SIMPLE buffer on the sender.
+constexpr Expect kH100Read{24, 32, 32, 6 * kMiB, 6 * kMiB};
 // PCIe (the Fake GPU, L4...): 2 channels.
 constexpr Expect kPcie{2, 2, 2, 10 * kMiB, 2 * kMiB};
 
