@@ -61,6 +61,15 @@ void delete_comm(ncclComm* c) {
   delete c;
 }
 
+ncclResult_t hand_over(ncclComm* c, ncclResult_t rc, ncclComm_t* out) {
+  if (rc != ncclSuccess) {
+    delete_comm(c);
+    return rc;
+  }
+  *out = c;
+  return ncclSuccess;
+}
+
 ncclResult_t finish_init(ncclComm* c) {
   ncclResult_t rc = alloc_init_memory(c);
   // NCCL_RUNTIME_CONNECT=0, or without cuMem: the ring is connected at init.
@@ -119,13 +128,7 @@ ncclResult_t init_rank(ncclComm_t* out, int nranks, const ncclUniqueId* id, int 
     });
     return ncclInProgress;
   }
-  const ncclResult_t rc = meet_and_init(c);
-  if (rc != ncclSuccess) {
-    delete_comm(c);
-    return rc;
-  }
-  *out = c;
-  return ncclSuccess;
+  return hand_over(c, meet_and_init(c), out);
 }
 
 }  // namespace

@@ -25,5 +25,8 @@ ncclComm* new_comm(int nranks, int rank, int device, const InitOptions& o);
 ncclResult_t finish_init(ncclComm* c);
 // Frees everything and forgets the communicator.
 void delete_comm(ncclComm* c);
+// The end of a blocking creation: *out = c when rc is ncclSuccess, else c
+// is deleted. Returns rc.
+ncclResult_t hand_over(ncclComm* c, ncclResult_t rc, ncclComm_t* out);
 
 }  // namespace sim::nccl

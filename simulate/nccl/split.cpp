@@ -23,12 +23,7 @@ ncclResult_t make_child(ncclComm* parent, int nranks, int rank, const std::strin
   c->id = parent->id;
   c->name = name;
   c->parent = parent;
-  if (ncclResult_t rc = finish_init(c)) {
-    delete_comm(c);
-    return rc;
-  }
-  *newcomm = c;
-  return ncclSuccess;
+  return hand_over(c, finish_init(c), newcomm);
 }
 
 }  // namespace
