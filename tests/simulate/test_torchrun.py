@@ -20,7 +20,13 @@ The limit: forward at most 494 MiB allocated, backward 558 MiB (both world
 sizes, measured), plus NCCL's 484 MiB: 1010 MiB lets the forward through and
 not the backward, after PyTorch has freed its cache and retried.
 
-Usage: test_torchrun.py BUILD_BIN_DIR WORLD_SIZE. Exit 77 without the
+With `killed` instead of a world size: two ranks, rank 1 killed by SIGKILL
+after its forward pass while rank 0 (device 0 limited) runs out of memory in
+its backward: rank 0's bundle is complete (torchrun ends rank 0 with SIGTERM
+once it sees rank 1 die; a bundle being written then is finished first:
+docs/reliability.md, "The exit wait"), and `gpumemrec report` reads it.
+
+Usage: test_torchrun.py BUILD_BIN_DIR WORLD_SIZE|killed. Exit 77 without the
 frameworks venv or the simulated cuBLAS (the transformer's matmuls).
 """
 import gzip
@@ -53,19 +59,19 @@ def load(path):
         return json.load(f)
 
 
-def run_job(bindir, world, work):
+def run_job(bindir, world, work, limit="1:1010MiB", extra=()):
     sim = os.path.join(bindir, "simulate")
     libs = ["libcudart.so.13", "libcuda.so.1", "libnvidia-ml.so.1", "libnccl.so.2", "libcublas.so.13",
             "libcublasLt.so.13"]
     if not os.path.exists(os.path.join(sim, "libcublas.so.13")):
         frameworks_venv.skip("no simulated cuBLAS in %s" % sim)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GPUMEMREC_", "FAKEGPU_", "NCCL_"))}
-    env.update(GPUMEMREC_SIMULATE="h100-80gb:8", GPUMEMREC_LIMIT="1:1010MiB", GPUMEMREC_DUMP_AT_EXIT="1",
+    env.update(GPUMEMREC_SIMULATE="h100-80gb:8", GPUMEMREC_LIMIT=limit, GPUMEMREC_DUMP_AT_EXIT="1",
                GPUMEMREC_DIR=os.path.join(work, "dumps"), GPUMEMREC_MAX_DUMPS="0",
                LD_PRELOAD=":".join([os.path.join(bindir, "libgpumemrec.so")] + [os.path.join(sim, l) for l in libs]))
     venv = frameworks_venv.python_or_skip()
     torchrun = os.path.join(os.path.dirname(venv), "torchrun")
-    p = subprocess.run([torchrun, "--standalone", "--nproc-per-node", str(world), PROGRAM, "1"], env=env,
+    p = subprocess.run([torchrun, "--standalone", "--nproc-per-node", str(world), PROGRAM, "1"] + list(extra), env=env,
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, timeout=900)
     counts = {}
     for line in p.stdout.splitlines():
@@ -170,24 +176,53 @@ print(json.dumps({"first": [first[0][0]], "sites": len(same)}))
                                                                                             q.stdout[-300:]))
 
 
+def killed_rank(bindir, work):
+    run_job(bindir, 2, work, limit="0:1010MiB", extra=["1"])
+    by_rank = rank_bundles(work)
+    check(1 not in by_rank, "rank 1 (SIGKILL) left no bundle: %s" % sorted(by_rank.get(1, {})))
+    b = by_rank.get(0, {}).get("limit")
+    check(b is not None and os.path.exists(os.path.join(b, "manifest.json")),
+          "rank 0's out-of-memory bundle is complete: %s" % sorted(by_rank.get(0, {})))
+    if b is not None:
+        p = subprocess.run([os.path.join(bindir, "gpumemrec"), "report", b], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, universal_newlines=True)
+        check(p.returncode == 0 and "libnccl.so.2" in p.stdout, "gpumemrec report reads it (NCCL's memory named)")
+
+
+def fsdp2_job(bindir, world, work):
+    counts = run_job(bindir, world, work)
+    by_rank = rank_bundles(work)
+    check_ranks(by_rank, world, counts)
+    if "limit" in by_rank.get(1, {}):
+        check_nccl(by_rank[1]["limit"])
+    check_roles(by_rank, counts)
+    check_fleet(bindir, by_rank, work)
+
+
 def main():
-    bindir, world = sys.argv[1], int(sys.argv[2])
+    bindir, world = sys.argv[1], sys.argv[2]
     frameworks_venv.python_or_skip()
     work = tempfile.mkdtemp(prefix="gpumemrec-torchrun-")
     try:
-        counts = run_job(bindir, world, work)
-        by_rank = rank_bundles(work)
-        check_ranks(by_rank, world, counts)
-        if "limit" in by_rank.get(1, {}):
-            check_nccl(by_rank[1]["limit"])
-        check_roles(by_rank, counts)
-        check_fleet(bindir, by_rank, work)
+        if world == "killed":
+            killed_rank(bindir, work)
+        else:
+            fsdp2_job(bindir, int(world), work)
+    except Exception:
+        failures.append("raised")
+        raise
     finally:
+        finish(work)
+    return 1 if failures else 0
+
+
+def finish(work):
+    if os.path.isdir(work):
         if not failures:
             shutil.rmtree(work, ignore_errors=True)
         else:
             print("kept " + work)
-    print("%d failure(s)" % len(failures))
+        print("%d failure(s)" % len(failures))
     return 1 if failures else 0
 
 

@@ -4,10 +4,12 @@ torchrun job on simulated GPUs (test_torchrun.py runs it): FSDP2
 counts as JSON: parameter and optimizer bytes by shard, so the test checks
 the bundle's roles against the program's own arithmetic.
 
-Usage (under torchrun): train_ranks.py STEPS
+Usage (under torchrun): train_ranks.py STEPS [KILLED_RANK]
+  KILLED_RANK: that rank kills itself (SIGKILL) after its forward pass.
 """
 import json
 import os
+import signal
 import sys
 
 import torch
@@ -67,6 +69,7 @@ MODEL = OPT = None  # kept to the end: the exit bundle's roles walk sees them
 def main():
     global MODEL, OPT
     steps = int(sys.argv[1])
+    killed = int(sys.argv[2]) if len(sys.argv) > 2 else -1
     local = int(os.environ["LOCAL_RANK"])
     torch.cuda.set_device(local)
     dist.init_process_group("nccl", device_id=torch.device("cuda", local))
@@ -83,6 +86,8 @@ def main():
         ids = torch.randint(0, VOCAB, (BATCH, SEQ), device="cuda")
         loss = torch.nn.functional.cross_entropy(model(ids).flatten(0, 1), ids.flatten())
         counts["allocated_forward"] = torch.cuda.max_memory_allocated()
+        if dist.get_rank() == killed:
+            os.kill(os.getpid(), signal.SIGKILL)
         torch.cuda.reset_peak_memory_stats()
         loss.backward()
         counts["allocated_backward"] = torch.cuda.max_memory_allocated()
