@@ -53,3 +53,8 @@ foreach(_world 2 4 killed)
   set_tests_properties(simulate.torchrun_fsdp2_ws${_world} PROPERTIES TIMEOUT 900 SKIP_RETURN_CODE 77
     RUN_SERIAL ON)
 endforeach()
+
+add_test(NAME simulate.nccl_header
+  COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/check_nccl_header.py ${CMAKE_CXX_COMPILER}
+          ${CUDA_INCLUDE_DIR} $<TARGET_FILE:sim_nccl>)
+set_tests_properties(simulate.nccl_header PROPERTIES TIMEOUT 300 SKIP_RETURN_CODE 77)
