@@ -4,7 +4,8 @@
 // types.h makes the enumerations of them where NVIDIA's headers are not used,
 // and the check simulate.cudnn_headers asserts every value against NVIDIA's.
 // The first six lists are complete (status texts, attribute element sizes);
-// the attribute names are the ones the simulation reads or answers.
+// the attribute names are the ones the simulation reads or answers, and a
+// few its self-test sets as cudnn-frontend does.
 #pragma once
 
 #define SIM_CUDNN_STATUS(X) \
@@ -191,6 +192,18 @@
   X(CUDNN_HEUR_MODES_COUNT, 4)
 
 #define SIM_CUDNN_ATTRIBUTE_NAME(X) \
+  X(CUDNN_ATTR_POINTWISE_MODE, 0) \
+  X(CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, 106) \
+  X(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, 702) \
+  X(CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, 750) \
+  X(CUDNN_ATTR_OPERATION_POINTWISE_XDESC, 751) \
+  X(CUDNN_ATTR_OPERATION_POINTWISE_YDESC, 753) \
+  X(CUDNN_ATTR_OPERATION_SDPA_FWD_QDESC, 2800) \
+  X(CUDNN_ATTR_OPERATION_SDPA_FWD_KDESC, 2801) \
+  X(CUDNN_ATTR_OPERATION_SDPA_FWD_VDESC, 2802) \
+  X(CUDNN_ATTR_OPERATION_SDPA_FWD_ODESC, 2803) \
+  X(CUDNN_ATTR_OPERATION_SDPA_FWD_STATSDESC, 2804) \
+  X(CUDNN_ATTR_OPERATION_SDPA_FWD_SCALEDESC, 2805) \
   X(CUDNN_ATTR_ENGINEHEUR_MODE, 200) \
   X(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, 201) \
   X(CUDNN_ATTR_ENGINEHEUR_RESULTS, 202) \

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "dnn/api.h"
+#include "dnn/enums.h"
 
 namespace sim::dnn {
 namespace {
