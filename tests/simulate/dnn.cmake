@@ -41,3 +41,10 @@ add_test(NAME simulate.cudnn_headers
           nvidia/cudnn/include/cudnn.h ${CMAKE_CURRENT_SOURCE_DIR}/dnn_values.cpp ${CMAKE_CXX_COMPILER}
           ${CUDA_INCLUDE_DIR} "simulate/dnn/*.cpp" "tests/simulate/selftest_cudnn*.cpp")
 set_tests_properties(simulate.cudnn_headers PROPERTIES TIMEOUT 300 SKIP_RETURN_CODE 77)
+
+foreach(_case sdpa conv)
+  add_test(NAME simulate.cudnn_torch_${_case}
+    COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/torch_cudnn_run.py torch_cudnn_${_case}.py
+            ${GPUMEMREC_SIM_DIR})
+  set_tests_properties(simulate.cudnn_torch_${_case} PROPERTIES TIMEOUT 600 SKIP_RETURN_CODE 77)
+endforeach()
