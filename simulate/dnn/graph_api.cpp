@@ -66,7 +66,8 @@ cudnnStatus_t store(Node& n, int name, int type, int64_t count, const void* valu
     const auto* ds = static_cast<const cudnnBackendDescriptor_t*>(values);
     for (int64_t i = 0; i < count; ++i) {
       std::shared_ptr<Node> ref = lookup(ds[i]);
-      if (ref == nullptr) return fail(CUDNN_STATUS_BAD_PARAM, "cudnnBackendSetAttribute: a value is not a live descriptor");
+      if (ref == nullptr) return fail(CUDNN_STATUS_BAD_PARAM,
+                                      "cudnnBackendSetAttribute: a value is not a live descriptor");
       a.nodes.push_back(std::move(ref));
     }
   } else {
@@ -90,7 +91,8 @@ cudnnStatus_t copy_out(const Attr& a, int64_t requested, void* out) {
   for (int64_t i = 0; i < n; ++i) {
     std::shared_ptr<Node> box = lookup(ds[i]);
     if (box == nullptr || box->type != a.nodes[static_cast<size_t>(i)]->type)
-      return fail(CUDNN_STATUS_BAD_PARAM, "cudnnBackendGetAttribute: an output is not a live descriptor of the kept type");
+      return fail(CUDNN_STATUS_BAD_PARAM,
+                  "cudnnBackendGetAttribute: an output is not a live descriptor of the kept type");
   }
   for (int64_t i = 0; i < n; ++i) rebind(ds[i], a.nodes[static_cast<size_t>(i)]);
   return CUDNN_STATUS_SUCCESS;
@@ -125,7 +127,8 @@ cudnnStatus_t check_pack(const Node& plan, const Node& pack) {
   }
   if (plan.int64_at(CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, 0, 0) > 0 &&
       pack.pointer_at(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, 0) == nullptr)
-    return fail(CUDNN_STATUS_BAD_PARAM, "cudnnBackendExecute: the plan needs a workspace and the variant pack has none");
+    return fail(CUDNN_STATUS_BAD_PARAM,
+                "cudnnBackendExecute: the plan needs a workspace and the variant pack has none");
   return CUDNN_STATUS_SUCCESS;
 }
 
@@ -148,7 +151,8 @@ SIM_EXPORT cudnnStatus_t cudnnBackendCreateDescriptor(cudnnBackendDescriptorType
 }
 
 SIM_EXPORT cudnnStatus_t cudnnBackendDestroyDescriptor(cudnnBackendDescriptor_t descriptor) {
-  if (!g::remove(descriptor)) return fail(CUDNN_STATUS_BAD_PARAM, "cudnnBackendDestroyDescriptor: not a live descriptor");
+  if (!g::remove(descriptor)) return fail(CUDNN_STATUS_BAD_PARAM,
+                                          "cudnnBackendDestroyDescriptor: not a live descriptor");
   return CUDNN_STATUS_SUCCESS;
 }
 
@@ -177,7 +181,8 @@ SIM_EXPORT cudnnStatus_t cudnnBackendGetAttribute(cudnnBackendDescriptor_t const
   std::shared_ptr<g::Node> n = g::lookup(descriptor);
   if (n == nullptr || requestedElementCount < 0)
     return fail(CUDNN_STATUS_BAD_PARAM, "cudnnBackendGetAttribute: not a live descriptor, or a negative count");
-  if (!n->finalized) return fail(CUDNN_STATUS_NOT_INITIALIZED, "cudnnBackendGetAttribute: the descriptor is not finalized");
+  if (!n->finalized) return fail(CUDNN_STATUS_NOT_INITIALIZED,
+                                 "cudnnBackendGetAttribute: the descriptor is not finalized");
   const int name = static_cast<int>(attributeName);
   if (name == CUDNN_ATTR_ENGINECFG_SHARED_MEMORY_USED)
     return fail(CUDNN_STATUS_NOT_SUPPORTED, "cudnnBackendGetAttribute: shared memory use is not simulated");

@@ -54,11 +54,13 @@ cudnnStatus_t tensor(const Node& n) {
   if (!has(n, CUDNN_ATTR_TENSOR_UNIQUE_ID) || !has(n, CUDNN_ATTR_TENSOR_DATA_TYPE) ||
       !has(n, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT) || !has(n, CUDNN_ATTR_TENSOR_DIMENSIONS) ||
       !has(n, CUDNN_ATTR_TENSOR_STRIDES))
-    return fail(CUDNN_STATUS_BAD_PARAM, "tensor: a required attribute (id, data type, alignment, dims, strides) is not set");
+    return fail(CUDNN_STATUS_BAD_PARAM,
+                "tensor: a required attribute (id, data type, alignment, dims, strides) is not set");
   const std::vector<int64_t> dims = n.int64s(CUDNN_ATTR_TENSOR_DIMENSIONS);
   const std::vector<int64_t> strides = n.int64s(CUDNN_ATTR_TENSOR_STRIDES);
   if (dims.empty() || static_cast<int64_t>(dims.size()) > kMaxDims || dims.size() != strides.size())
-    return fail(CUDNN_STATUS_BAD_PARAM, "tensor: dimensions and strides must be 1..8 values each, as many strides as dims");
+    return fail(CUDNN_STATUS_BAD_PARAM,
+                "tensor: dimensions and strides must be 1..8 values each, as many strides as dims");
   for (size_t i = 0; i < dims.size(); ++i)
     if (dims[i] <= 0 || strides[i] <= 0)
       return fail(CUDNN_STATUS_BAD_PARAM, "tensor: a dimension or stride is not positive");
@@ -81,7 +83,8 @@ cudnnStatus_t operation_graph(Node& n) {
 
 cudnnStatus_t engine(Node& n) {
   NodePtr graph = n.node_at(CUDNN_ATTR_ENGINE_OPERATION_GRAPH, 0);
-  if (graph == nullptr || graph->type != CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR || !has(n, CUDNN_ATTR_ENGINE_GLOBAL_INDEX))
+  if (graph == nullptr || graph->type != CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR ||
+      !has(n, CUDNN_ATTR_ENGINE_GLOBAL_INDEX))
     return fail(CUDNN_STATUS_BAD_PARAM, "engine: the operation graph and the global index are required");
   const int64_t index = n.int64_at(CUDNN_ATTR_ENGINE_GLOBAL_INDEX, 0, -1);
   if (index < 0 || index >= engine_count(*graph))
@@ -135,7 +138,8 @@ cudnnStatus_t execution_plan(Node& n) {
   NodePtr cfg = n.node_at(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, 0);
   if (cfg == nullptr && has(n, CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION))
     return fail(CUDNN_STATUS_NOT_SUPPORTED, "execution plan: loading a serialized plan is not simulated");
-  if (cfg == nullptr || cfg->type != CUDNN_BACKEND_ENGINECFG_DESCRIPTOR || !optional_handle(n, CUDNN_ATTR_EXECUTION_PLAN_HANDLE))
+  if (cfg == nullptr || cfg->type != CUDNN_BACKEND_ENGINECFG_DESCRIPTOR ||
+      !optional_handle(n, CUDNN_ATTR_EXECUTION_PLAN_HANDLE))
     return fail(CUDNN_STATUS_BAD_PARAM, "execution plan: an engine config is required, and a handle set must be live");
   set_values<int64_t>(n, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64,
                       {cfg->int64_at(CUDNN_ATTR_ENGINECFG_WORKSPACE_SIZE, 0, 0)});

@@ -64,7 +64,8 @@ cudnnStatus_t dropout_set(cudnnDropoutDescriptor_t d, cudnnHandle_t h, float dro
 using sim::dnn::need;
 
 SIM_EXPORT cudnnStatus_t cudnnDropoutGetStatesSize(cudnnHandle_t handle, size_t* sizeInBytes) {
-  cudnnStatus_t st = need(sim::dnn::live_handle(handle) && sizeInBytes != nullptr, "cudnnDropoutGetStatesSize: bad handle or NULL size");
+  cudnnStatus_t st = need(sim::dnn::live_handle(handle) && sizeInBytes != nullptr,
+                          "cudnnDropoutGetStatesSize: bad handle or NULL size");
   if (st == CUDNN_STATUS_SUCCESS) *sizeInBytes = sim::dnn::states_bytes();
   return st;
 }

@@ -40,7 +40,8 @@ cudnnStatus_t one_result(cudnnConvolutionDescriptor_t conv, int algo, int reques
 
 cudnnStatus_t workspace(int algo, int ours, size_t* size) {
   if (size == nullptr) return fail(CUDNN_STATUS_BAD_PARAM, "convolution workspace query: NULL size");
-  if (algo != ours) return fail(CUDNN_STATUS_NOT_SUPPORTED, "convolution: only the implicit-GEMM algorithm is simulated");
+  if (algo != ours) return fail(CUDNN_STATUS_NOT_SUPPORTED,
+                                "convolution: only the implicit-GEMM algorithm is simulated");
   *size = 0;
   return CUDNN_STATUS_SUCCESS;
 }
@@ -59,7 +60,8 @@ SIM_EXPORT cudnnStatus_t cudnnGetConvolutionForwardAlgorithm_v7(
     cudnnHandle_t handle, const cudnnTensorDescriptor_t srcDesc, const cudnnFilterDescriptor_t filterDesc,
     const cudnnConvolutionDescriptor_t convDesc, const cudnnTensorDescriptor_t destDesc, const int requestedAlgoCount,
     int* returnedAlgoCount, cudnnConvolutionFwdAlgoPerf_t* perfResults) {
-  cudnnStatus_t st = check_args(handle, srcDesc, filterDesc, convDesc, destDesc, "cudnnGetConvolutionForwardAlgorithm_v7");
+  cudnnStatus_t st = check_args(handle, srcDesc, filterDesc, convDesc, destDesc,
+                                "cudnnGetConvolutionForwardAlgorithm_v7");
   return st != CUDNN_STATUS_SUCCESS ? st
                                     : sim::dnn::one_result(convDesc, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM,
                                                            requestedAlgoCount, returnedAlgoCount, perfResults);
@@ -69,7 +71,8 @@ SIM_EXPORT cudnnStatus_t cudnnGetConvolutionBackwardDataAlgorithm_v7(
     cudnnHandle_t handle, const cudnnFilterDescriptor_t filterDesc, const cudnnTensorDescriptor_t diffDesc,
     const cudnnConvolutionDescriptor_t convDesc, const cudnnTensorDescriptor_t gradDesc, const int requestedAlgoCount,
     int* returnedAlgoCount, cudnnConvolutionBwdDataAlgoPerf_t* perfResults) {
-  cudnnStatus_t st = check_args(handle, filterDesc, diffDesc, convDesc, gradDesc, "cudnnGetConvolutionBackwardDataAlgorithm_v7");
+  cudnnStatus_t st = check_args(handle, filterDesc, diffDesc, convDesc, gradDesc,
+                                "cudnnGetConvolutionBackwardDataAlgorithm_v7");
   return st != CUDNN_STATUS_SUCCESS ? st
                                     : sim::dnn::one_result(convDesc, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1,
                                                            requestedAlgoCount, returnedAlgoCount, perfResults);
@@ -79,7 +82,8 @@ SIM_EXPORT cudnnStatus_t cudnnGetConvolutionBackwardFilterAlgorithm_v7(
     cudnnHandle_t handle, const cudnnTensorDescriptor_t srcDesc, const cudnnTensorDescriptor_t diffDesc,
     const cudnnConvolutionDescriptor_t convDesc, const cudnnFilterDescriptor_t gradDesc, const int requestedAlgoCount,
     int* returnedAlgoCount, cudnnConvolutionBwdFilterAlgoPerf_t* perfResults) {
-  cudnnStatus_t st = check_args(handle, srcDesc, diffDesc, convDesc, gradDesc, "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
+  cudnnStatus_t st = check_args(handle, srcDesc, diffDesc, convDesc, gradDesc,
+                                "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
   return st != CUDNN_STATUS_SUCCESS ? st
                                     : sim::dnn::one_result(convDesc, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1,
                                                            requestedAlgoCount, returnedAlgoCount, perfResults);
@@ -117,20 +121,24 @@ SIM_EXPORT cudnnStatus_t cudnnFindConvolutionBackwardFilterAlgorithmEx(
                                                        returnedAlgoCount, perfResults);
 }
 
-SIM_EXPORT cudnnStatus_t cudnnGetConvolutionForwardWorkspaceSize(cudnnHandle_t handle, const cudnnTensorDescriptor_t xDesc,
+SIM_EXPORT cudnnStatus_t cudnnGetConvolutionForwardWorkspaceSize(cudnnHandle_t handle,
+                                                                 const cudnnTensorDescriptor_t xDesc,
                                                                  const cudnnFilterDescriptor_t wDesc,
                                                                  const cudnnConvolutionDescriptor_t convDesc,
                                                                  const cudnnTensorDescriptor_t yDesc,
                                                                  cudnnConvolutionFwdAlgo_t algo, size_t* sizeInBytes) {
   cudnnStatus_t st = check_args(handle, xDesc, wDesc, convDesc, yDesc, "cudnnGetConvolutionForwardWorkspaceSize");
-  return st != CUDNN_STATUS_SUCCESS ? st : sim::dnn::workspace(algo, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, sizeInBytes);
+  return st != CUDNN_STATUS_SUCCESS ? st
+                                    : sim::dnn::workspace(algo, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, sizeInBytes);
 }
 
 SIM_EXPORT cudnnStatus_t cudnnGetConvolutionBackwardDataWorkspaceSize(
     cudnnHandle_t handle, const cudnnFilterDescriptor_t wDesc, const cudnnTensorDescriptor_t dyDesc,
-    const cudnnConvolutionDescriptor_t convDesc, const cudnnTensorDescriptor_t dxDesc, cudnnConvolutionBwdDataAlgo_t algo,
+    const cudnnConvolutionDescriptor_t convDesc, const cudnnTensorDescriptor_t dxDesc,
+    cudnnConvolutionBwdDataAlgo_t algo,
     size_t* sizeInBytes) {
-  cudnnStatus_t st = check_args(handle, wDesc, dyDesc, convDesc, dxDesc, "cudnnGetConvolutionBackwardDataWorkspaceSize");
+  cudnnStatus_t st = check_args(handle, wDesc, dyDesc, convDesc, dxDesc,
+                                "cudnnGetConvolutionBackwardDataWorkspaceSize");
   return st != CUDNN_STATUS_SUCCESS ? st : sim::dnn::workspace(algo, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, sizeInBytes);
 }
 
@@ -138,7 +146,8 @@ SIM_EXPORT cudnnStatus_t cudnnGetConvolutionBackwardFilterWorkspaceSize(
     cudnnHandle_t handle, const cudnnTensorDescriptor_t xDesc, const cudnnTensorDescriptor_t dyDesc,
     const cudnnConvolutionDescriptor_t convDesc, const cudnnFilterDescriptor_t gradDesc,
     cudnnConvolutionBwdFilterAlgo_t algo, size_t* sizeInBytes) {
-  cudnnStatus_t st = check_args(handle, xDesc, dyDesc, convDesc, gradDesc, "cudnnGetConvolutionBackwardFilterWorkspaceSize");
+  cudnnStatus_t st = check_args(handle, xDesc, dyDesc, convDesc, gradDesc,
+                                "cudnnGetConvolutionBackwardFilterWorkspaceSize");
   return st != CUDNN_STATUS_SUCCESS ? st : sim::dnn::workspace(algo, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, sizeInBytes);
 }
 

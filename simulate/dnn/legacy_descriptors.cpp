@@ -94,7 +94,8 @@ SIM_EXPORT cudnnStatus_t cudnnGetTensorNdDescriptor(const cudnnTensorDescriptor_
 
 SIM_EXPORT cudnnStatus_t cudnnSetFilterNdDescriptor(cudnnFilterDescriptor_t filterDesc, cudnnDataType_t dataType,
                                                     cudnnTensorFormat_t format, int nbDims, const int filterDimA[]) {
-  if (filterDesc == nullptr || !sim::dnn::good_dims(nbDims, filterDimA) || sim::dnn::graph::data_type_size(dataType) == 0 ||
+  if (filterDesc == nullptr || !sim::dnn::good_dims(nbDims, filterDimA) ||
+      sim::dnn::graph::data_type_size(dataType) == 0 ||
       (format != CUDNN_TENSOR_NCHW && format != CUDNN_TENSOR_NHWC && static_cast<int>(format) != 2))
     return fail(CUDNN_STATUS_BAD_PARAM, "cudnnSetFilterNdDescriptor: NULL argument, bad dims, data type or format");
   filterDesc->data_type = dataType;

@@ -73,7 +73,8 @@ SIM_EXPORT cudnnStatus_t cudnnGetBatchNormalizationTrainingExReserveSpaceSize(
   (void)mode, (void)activationDesc;
   cudnnStatus_t st = need(sim::dnn::live_handle(handle) && sim::dnn::set(xDesc),
                           "cudnnGetBatchNormalizationTrainingExReserveSpaceSize: bad handle or descriptor");
-  return st != CUDNN_STATUS_SUCCESS ? st : sim::dnn::size_out(sizeInBytes, sim::dnn::bn_bytes(bnOps, xDesc), "NULL size");
+  return st != CUDNN_STATUS_SUCCESS ? st
+                                    : sim::dnn::size_out(sizeInBytes, sim::dnn::bn_bytes(bnOps, xDesc), "NULL size");
 }
 
 SIM_EXPORT cudnnStatus_t cudnnBatchNormalizationForwardTrainingEx(
@@ -86,7 +87,8 @@ SIM_EXPORT cudnnStatus_t cudnnBatchNormalizationForwardTrainingEx(
     size_t reserveSpaceSizeInBytes) {
   (void)mode, (void)alpha, (void)beta, (void)xData, (void)zDesc, (void)zData, (void)yData, (void)bnScale, (void)bnBias,
       (void)exponentialAverageFactor, (void)resultRunningMean, (void)resultRunningVariance, (void)resultSaveMean,
-      (void)resultSaveInvVariance, (void)activationDesc, (void)workspace, (void)workSpaceSizeInBytes, (void)reserveSpace;
+      (void)resultSaveInvVariance, (void)activationDesc, (void)workspace, (void)workSpaceSizeInBytes,
+      (void)reserveSpace;
   cudnnStatus_t st = need(sim::dnn::live_handle(handle) && sim::dnn::set(xDesc) && sim::dnn::set(yDesc) &&
                               sim::dnn::set(bnScaleBiasMeanVarDesc) && epsilon >= 0,
                           "cudnnBatchNormalizationForwardTrainingEx: bad handle, descriptor or epsilon");

@@ -113,7 +113,8 @@ using sim::dnn::fail;
 SIM_EXPORT cudnnStatus_t cudnnCreateRNNDescriptor(cudnnRNNDescriptor_t* rnnDesc) {
   if (rnnDesc == nullptr) return fail(CUDNN_STATUS_BAD_PARAM, "cudnnCreateRNNDescriptor: NULL output");
   *rnnDesc = new (std::nothrow) cudnnRNNStruct();
-  return *rnnDesc != nullptr ? CUDNN_STATUS_SUCCESS : fail(CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED, "cudnnCreateRNNDescriptor");
+  return *rnnDesc != nullptr ? CUDNN_STATUS_SUCCESS
+                              : fail(CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED, "cudnnCreateRNNDescriptor");
 }
 
 SIM_EXPORT cudnnStatus_t cudnnDestroyRNNDescriptor(cudnnRNNDescriptor_t rnnDesc) {
@@ -125,7 +126,8 @@ SIM_EXPORT cudnnStatus_t cudnnCreateRNNDataDescriptor(cudnnRNNDataDescriptor_t* 
   if (rnnDataDesc == nullptr) return fail(CUDNN_STATUS_BAD_PARAM, "cudnnCreateRNNDataDescriptor: NULL output");
   *rnnDataDesc = new (std::nothrow) cudnnRNNDataStruct();
   return *rnnDataDesc != nullptr ? CUDNN_STATUS_SUCCESS
-                                 : fail(CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED, "cudnnCreateRNNDataDescriptor");
+                                 : fail(CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED,
+                                        "cudnnCreateRNNDataDescriptor");
 }
 
 SIM_EXPORT cudnnStatus_t cudnnDestroyRNNDataDescriptor(cudnnRNNDataDescriptor_t rnnDataDesc) {

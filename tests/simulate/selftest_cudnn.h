@@ -86,6 +86,9 @@ Desc* make_conv(Desc* x, Desc* w, Desc* y);
 // 2, 3) of 2 x 4 x 128 x 64, float stats (8), a by-value scale (5). The
 // descriptors to delete, graph last, go into *owned.
 Desc* make_sdpa_graph(cudnnHandle_t handle, std::vector<Desc*>* owned);
+// A finalized graph of one pointwise operation on float 1 x 8 x 64 x 64
+// tensors (uids 1, 2); *owned as for make_sdpa_graph.
+Desc* make_pointwise_graph(cudnnHandle_t handle, std::vector<Desc*>* owned);
 // The engine configs heuristics return for a graph (caller destroys them).
 std::vector<cudnnBackendDescriptor_t> heuristics(const Desc& graph, int mode, int64_t* total);
 // A finalized plan of `cfg` on `handle`; its workspace size in *workspace.

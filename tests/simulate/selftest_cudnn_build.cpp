@@ -20,7 +20,9 @@ std::mutex g_count_mu;              // the builders run on many threads (selftes
     }                                                  \
   } while (0)
 
-Desc::Desc(cudnnBackendDescriptorType_t type) { CHECK_EQ(cudnnBackendCreateDescriptor(type, &d), CUDNN_STATUS_SUCCESS); }
+Desc::Desc(cudnnBackendDescriptorType_t type) {
+  CHECK_EQ(cudnnBackendCreateDescriptor(type, &d), CUDNN_STATUS_SUCCESS);
+}
 
 Desc::~Desc() {
   if (d != nullptr) cudnnBackendDestroyDescriptor(d);
@@ -130,6 +132,19 @@ Desc* make_sdpa_graph(cudnnHandle_t handle, std::vector<Desc*>* owned) {
   return g;
 }
 
+Desc* make_pointwise_graph(cudnnHandle_t handle, std::vector<Desc*>* owned) {
+  const std::vector<int64_t> d = {1, 8, 64, 64};
+  Desc* x = make_tensor(1, d, packed(d), CUDNN_DATA_FLOAT);
+  Desc* y = make_tensor(2, d, packed(d), CUDNN_DATA_FLOAT);
+  auto* pw = new Desc(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
+  pw->set_desc(CUDNN_ATTR_OPERATION_POINTWISE_XDESC, *x);
+  pw->set_desc(CUDNN_ATTR_OPERATION_POINTWISE_YDESC, *y);
+  CHECK_EQ(pw->finalize(), CUDNN_STATUS_SUCCESS);
+  Desc* g = make_graph(handle, {pw});
+  *owned = {x, y, pw, g};
+  return g;
+}
+
 std::vector<cudnnBackendDescriptor_t> heuristics(const Desc& graph, int mode, int64_t* total) {
   Desc heur(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
   CHECK_EQ(heur.set_desc(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, graph), CUDNN_STATUS_SUCCESS);
@@ -140,7 +155,8 @@ std::vector<cudnnBackendDescriptor_t> heuristics(const Desc& graph, int mode, in
                                     nullptr),
            CUDNN_STATUS_SUCCESS);
   std::vector<cudnnBackendDescriptor_t> cfgs(static_cast<size_t>(*total > 0 ? *total : 0));
-  for (auto& c : cfgs) CHECK_EQ(cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, &c), CUDNN_STATUS_SUCCESS);
+  for (auto& c : cfgs)
+    CHECK_EQ(cudnnBackendCreateDescriptor(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, &c), CUDNN_STATUS_SUCCESS);
   int64_t got = -1;
   CHECK_EQ(cudnnBackendGetAttribute(heur.d, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR,
                                     static_cast<int64_t>(cfgs.size()), &got, cfgs.data()),

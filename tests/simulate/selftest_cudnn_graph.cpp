@@ -9,7 +9,8 @@ const auto I64 = CUDNN_TYPE_INT64;
 
 void test_lifetime() {
   cudnnBackendDescriptor_t d = nullptr;
-  CHECK_EQ(cudnnBackendCreateDescriptor(static_cast<cudnnBackendDescriptorType_t>(9999), &d), CUDNN_STATUS_NOT_SUPPORTED);
+  CHECK_EQ(cudnnBackendCreateDescriptor(static_cast<cudnnBackendDescriptorType_t>(9999), &d),
+           CUDNN_STATUS_NOT_SUPPORTED);
   CHECK_EQ(cudnnBackendCreateDescriptor(CUDNN_BACKEND_TENSOR_DESCRIPTOR, nullptr), CUDNN_STATUS_BAD_PARAM);
   CHECK_EQ(cudnnBackendCreateDescriptor(CUDNN_BACKEND_TENSOR_DESCRIPTOR, &d), CUDNN_STATUS_SUCCESS);
   CHECK_EQ(cudnnBackendDestroyDescriptor(d), CUDNN_STATUS_SUCCESS);
@@ -42,7 +43,8 @@ void test_set_get() {
   const double other = 2.5;
   CHECK_EQ(t.set(static_cast<cudnnBackendAttributeName_t>(912), CUDNN_TYPE_DOUBLE, 1, &other), CUDNN_STATUS_SUCCESS);
   // Hostile values are refused without a change.
-  CHECK_EQ(t.set(CUDNN_ATTR_TENSOR_UNIQUE_ID, static_cast<cudnnBackendAttributeType_t>(99), 1, &uid), CUDNN_STATUS_BAD_PARAM);
+  CHECK_EQ(t.set(CUDNN_ATTR_TENSOR_UNIQUE_ID, static_cast<cudnnBackendAttributeType_t>(99), 1, &uid),
+           CUDNN_STATUS_BAD_PARAM);
   CHECK_EQ(t.set(CUDNN_ATTR_TENSOR_UNIQUE_ID, I64, -1, &uid), CUDNN_STATUS_BAD_PARAM);
   CHECK_EQ(t.set(CUDNN_ATTR_TENSOR_UNIQUE_ID, I64, 1, nullptr), CUDNN_STATUS_BAD_PARAM);
   CHECK_EQ(t.finalize(), CUDNN_STATUS_SUCCESS);
@@ -62,8 +64,10 @@ void test_set_get() {
                                     &back),
            CUDNN_STATUS_SUCCESS);
   CHECK(back == 2.5);
-  CHECK_EQ(cudnnBackendGetAttribute(t.d, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT32, 8, &n, got), CUDNN_STATUS_BAD_PARAM);
-  CHECK_EQ(cudnnBackendGetAttribute(t.d, CUDNN_ATTR_TENSOR_IS_BY_VALUE, CUDNN_TYPE_BOOLEAN, 1, &n, got), CUDNN_STATUS_BAD_PARAM);
+  CHECK_EQ(cudnnBackendGetAttribute(t.d, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT32, 8, &n, got),
+           CUDNN_STATUS_BAD_PARAM);
+  CHECK_EQ(cudnnBackendGetAttribute(t.d, CUDNN_ATTR_TENSOR_IS_BY_VALUE, CUDNN_TYPE_BOOLEAN, 1, &n, got),
+           CUDNN_STATUS_BAD_PARAM);
   CHECK_EQ(cudnnBackendGetAttribute(t.d, CUDNN_ATTR_TENSOR_DIMENSIONS, I64, -1, &n, got), CUDNN_STATUS_BAD_PARAM);
 }
 
@@ -126,20 +130,16 @@ void test_references(cudnnHandle_t h) {
   cudnnBackendDescriptor_t gone = nullptr;
   cudnnBackendCreateDescriptor(CUDNN_BACKEND_TENSOR_DESCRIPTOR, &gone);
   cudnnBackendDestroyDescriptor(gone);
-  CHECK_EQ(op.set(CUDNN_ATTR_OPERATION_POINTWISE_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &gone), CUDNN_STATUS_BAD_PARAM);
+  CHECK_EQ(op.set(CUDNN_ATTR_OPERATION_POINTWISE_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &gone),
+           CUDNN_STATUS_BAD_PARAM);
   // Read-only attributes cannot be set; an engine index past the count is not supported.
   Desc g(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
   const int64_t count = 5;
   CHECK_EQ(g.set(CUDNN_ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_COUNT, I64, 1, &count), CUDNN_STATUS_BAD_PARAM);
   CHECK_EQ(g.finalize(), CUDNN_STATUS_BAD_PARAM);  // no operations
-  const std::vector<int64_t> d = {1, 4, 8, 8};
-  Desc* x = make_tensor(1, d, packed(d), CUDNN_DATA_FLOAT);
-  Desc* y = make_tensor(2, d, packed(d), CUDNN_DATA_FLOAT);
-  Desc pw(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
-  pw.set_desc(CUDNN_ATTR_OPERATION_POINTWISE_XDESC, *x);
-  pw.set_desc(CUDNN_ATTR_OPERATION_POINTWISE_YDESC, *y);
-  CHECK_EQ(pw.finalize(), CUDNN_STATUS_SUCCESS);
-  Desc* graph = make_graph(h, {&pw});
+  std::vector<Desc*> owned;
+  Desc* graph = make_pointwise_graph(h, &owned);
+  Desc* pw = owned.at(2);
   Desc engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
   engine.set_desc(CUDNN_ATTR_ENGINE_OPERATION_GRAPH, *graph);
   engine.set_int64(CUDNN_ATTR_ENGINE_GLOBAL_INDEX, {1});
@@ -148,10 +148,10 @@ void test_references(cudnnHandle_t h) {
   cudnnCreate(&dead);
   cudnnDestroy(dead);
   Desc g2(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
-  g2.set(CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &pw.d);
+  g2.set(CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &pw->d);
   g2.set(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &dead);
   CHECK_EQ(g2.finalize(), CUDNN_STATUS_BAD_PARAM);  // a handle that is not live
-  for (Desc* d : {x, y, graph}) delete d;
+  for (Desc* d : owned) delete d;
 }
 
 }  // namespace

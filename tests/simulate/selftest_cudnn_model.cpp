@@ -95,14 +95,8 @@ void test_sdpa(cudnnHandle_t h) {
 // A pointwise graph (what the frontend's composite SDPA backward is made of,
 // with matmuls and reductions): 0 B, no notes.
 void test_composite(cudnnHandle_t h) {
-  const std::vector<int64_t> d = {1, 8, 64, 64};
-  Desc* x = make_tensor(1, d, packed(d), CUDNN_DATA_FLOAT);
-  Desc* y = make_tensor(2, d, packed(d), CUDNN_DATA_FLOAT);
-  Desc pw(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
-  pw.set_desc(CUDNN_ATTR_OPERATION_POINTWISE_XDESC, *x);
-  pw.set_desc(CUDNN_ATTR_OPERATION_POINTWISE_YDESC, *y);
-  CHECK_EQ(pw.finalize(), CUDNN_STATUS_SUCCESS);
-  Desc* g = make_graph(h, {&pw});
+  std::vector<Desc*> owned;
+  Desc* g = make_pointwise_graph(h, &owned);
   int64_t total = -1, ws = -1;
   std::vector<cudnnBackendDescriptor_t> cfgs = heuristics(*g, CUDNN_HEUR_MODE_INSTANT, &total);
   CHECK_EQ(total, 1);
@@ -115,7 +109,7 @@ void test_composite(cudnnHandle_t h) {
   heur.set_desc(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, *g);
   heur.set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &bad_mode);
   CHECK_EQ(heur.finalize(), CUDNN_STATUS_BAD_PARAM);
-  for (Desc* t : {x, y, g}) delete t;
+  for (Desc* t : owned) delete t;
 }
 
 }  // namespace
