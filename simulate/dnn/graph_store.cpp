@@ -142,6 +142,11 @@ bool remove(cudnnBackendDescriptor_t d) {
     box = it->second;
     boxes().erase(it);
   }
+  // A state never finalized can be in a cycle (A set as B's attribute and B
+  // as A's: neither can be finalized then). Nothing finalized refers to it,
+  // so its attributes can go, which breaks the cycle; a finalized state only
+  // refers to states finalized before it.
+  if (!box->node->finalized) box->node->attrs.clear();
   delete box;
   return true;
 }

@@ -132,6 +132,16 @@ void test_references(cudnnHandle_t h) {
   cudnnBackendDestroyDescriptor(gone);
   CHECK_EQ(op.set(CUDNN_ATTR_OPERATION_POINTWISE_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &gone),
            CUDNN_STATUS_BAD_PARAM);
+  // A cycle of descriptors never finalized: neither finalizes, both go.
+  auto* a = new Desc(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
+  auto* b = new Desc(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
+  CHECK_EQ(a->set_desc(CUDNN_ATTR_OPERATION_POINTWISE_XDESC, *b), CUDNN_STATUS_SUCCESS);
+  CHECK_EQ(b->set_desc(CUDNN_ATTR_OPERATION_POINTWISE_XDESC, *a), CUDNN_STATUS_SUCCESS);
+  CHECK_EQ(a->set_desc(CUDNN_ATTR_OPERATION_POINTWISE_YDESC, *a), CUDNN_STATUS_SUCCESS);
+  CHECK_EQ(a->finalize(), CUDNN_STATUS_BAD_PARAM);
+  CHECK_EQ(b->finalize(), CUDNN_STATUS_BAD_PARAM);
+  delete a;
+  delete b;
   // Read-only attributes cannot be set; an engine index past the count is not supported.
   Desc g(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
   const int64_t count = 5;
