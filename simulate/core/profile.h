@@ -38,7 +38,9 @@ struct Profile {
   int memory_bus_width_bits;     // memoryBusWidth
   int clock_khz;                 // cudaDevAttrClockRate (boost)
   int memory_clock_khz;          // cudaDevAttrMemoryClockRate
-  int pci_device_id;             // PCI device id (vendor 0x10de)
+  int pci_device_id;             // PCI product id (vendor 0x10de): NVML's pciDeviceId is
+                                 // pci_device_id << 16 | 0x10de. Not cudaDeviceProp.pciDeviceID
+                                 // (the slot, which PyTorch's pci_device_id property reads).
   int async_engines;             // asyncEngineCount
   bool ecc;                      // ECCEnabled
   bool multi_gpu_board;          // isMultiGpuBoard

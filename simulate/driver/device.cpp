@@ -1,5 +1,8 @@
 // Initialisation, versions, devices and their attributes (core/card.h),
 // error names, export tables.
+#include <unistd.h>
+
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 
@@ -94,8 +97,21 @@ FAKE_EXPORT CUresult CUDAAPI cuGetErrorString(CUresult error, const char** pStr)
   return t ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
+// NVIDIA's own libraries (their runtime, statically linked into a program or
+// into cuBLAS, cuDNN, NCCL) ask the driver for private tables no simulation
+// can give: such a library cannot run on a simulated card. Said once, when a
+// card is simulated (the tests' Fake GPU answers silently).
 FAKE_EXPORT CUresult CUDAAPI cuGetExportTable(const void** ppExportTable, const CUuuid* pExportTableId) {
   if (ppExportTable != nullptr) *ppExportTable = nullptr;
+  static std::atomic<bool> said{false};
+  if (sim::config().profile != nullptr && !said.exchange(true)) {
+    static const char kLine[] =
+        "gpumemrec simulate: NVIDIA's own CUDA runtime is loaded in this program (linked into it, or a library "
+        "loaded from its own path) and asks the driver for tables no simulated card has: that part of the program "
+        "cannot run on a simulated card (build it with `nvcc -cudart shared`, or let it load libcudart.so.13 by "
+        "name)\n";
+    (void)!write(2, kLine, sizeof kLine - 1);
+  }
   return CUDA_ERROR_NOT_SUPPORTED;
 }
 

@@ -1,5 +1,5 @@
-// Test helpers (not part of any real driver) and the library's load and
-// unload: address-space reservation, the ledger written at exit.
+// Helpers for the tests and the recorder (not part of any real driver), and
+// the library's load and unload: address-space reservation, the ledger written at exit.
 #include "driver/internal.h"
 
 using namespace drv;
@@ -15,6 +15,14 @@ FAKE_EXPORT unsigned long long fakegpu_cuda_process_bytes(int device) {
 }
 FAKE_EXPORT unsigned long long fakegpu_cuda_capacity(void) { return sim::config().capacity; }
 FAKE_EXPORT int fakegpu_cuda_device_count(void) { return ndev(); }
+
+// The simulated card of this process ("h100-80gb"), or nullptr for the test
+// suite's plain Fake GPU: what the recorder writes into a bundle's metadata.
+FAKE_EXPORT const char* gpumemrec_simulated_profile(void) {
+  const sim::Profile* p = sim::config().profile;
+  return p != nullptr ? p->id : nullptr;
+}
+FAKE_EXPORT int gpumemrec_simulated_devices(void) { return ndev(); }
 
 __attribute__((constructor)) static void fake_cuda_loaded() {
   sim::note_loader_pid();

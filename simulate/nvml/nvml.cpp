@@ -1,8 +1,7 @@
-// Fake NVML: libnvidia-ml.so.1.
+// The simulated NVML (libnvidia-ml.so.1): initialisation, devices, memory
+// and the processes on each device. PCI, UUID and versions: device_info.cpp.
 //
-// Minimal own declarations with the real NVML ABI (no nvml.h on this machine):
-//   nvmlProcessInfo_v1_t = { unsigned int pid; unsigned long long usedGpuMemory; }
-//   nvmlProcessInfo_t (= _v2_t) = { pid; usedGpuMemory; gpuInstanceId; computeInstanceId; }
+// Types: nvml/types.h.
 //   nvmlDeviceGetComputeRunningProcesses     -> v1 layout
 //   nvmlDeviceGetComputeRunningProcesses_v2 / _v3 -> 4-field layout
 //
@@ -26,59 +25,10 @@
 #include <vector>
 
 #include "core/config.h"
+#include "nvml/internal.h"
 
-extern "C" {
 
-typedef enum nvmlReturn_enum {
-  NVML_SUCCESS = 0,
-  NVML_ERROR_UNINITIALIZED = 1,
-  NVML_ERROR_INVALID_ARGUMENT = 2,
-  NVML_ERROR_NOT_SUPPORTED = 3,
-  NVML_ERROR_NO_PERMISSION = 4,
-  NVML_ERROR_ALREADY_INITIALIZED = 5,
-  NVML_ERROR_NOT_FOUND = 6,
-  NVML_ERROR_INSUFFICIENT_SIZE = 7,
-  NVML_ERROR_DRIVER_NOT_LOADED = 9,
-  NVML_ERROR_FUNCTION_NOT_FOUND = 13,
-  NVML_ERROR_ARGUMENT_VERSION_MISMATCH = 25,
-  NVML_ERROR_UNKNOWN = 999
-} nvmlReturn_t;
 
-typedef struct nvmlDevice_st* nvmlDevice_t;
-
-typedef struct nvmlMemory_st {
-  unsigned long long total;
-  unsigned long long free;
-  unsigned long long used;
-} nvmlMemory_t;
-
-typedef struct nvmlMemory_v2_st {
-  unsigned int version;
-  unsigned long long total;
-  unsigned long long reserved;
-  unsigned long long free;
-  unsigned long long used;
-} nvmlMemory_v2_t;
-
-typedef struct nvmlProcessInfo_v1_st {
-  unsigned int pid;
-  unsigned long long usedGpuMemory;
-} nvmlProcessInfo_v1_t;
-
-typedef struct nvmlProcessInfo_st {
-  unsigned int pid;
-  unsigned long long usedGpuMemory;
-  unsigned int gpuInstanceId;
-  unsigned int computeInstanceId;
-} nvmlProcessInfo_t;
-typedef nvmlProcessInfo_t nvmlProcessInfo_v2_t;
-
-}  // extern "C"
-
-static_assert(sizeof(nvmlProcessInfo_v1_t) == 16, "v1 layout");
-static_assert(sizeof(nvmlProcessInfo_t) == 24, "v2/v3 layout");
-
-#define FAKE_EXPORT extern "C" __attribute__((visibility("default")))
 
 namespace {
 
@@ -114,17 +64,26 @@ uint64_t capacity() {
 }
 int device_count() { return sim::config().devices; }
 
-bool initialized() {
+}  // namespace
+
+bool nvml_initialized() {
   std::lock_guard<std::mutex> lock(g_mu);
   return g_init_count > 0;
 }
 
-int device_index(nvmlDevice_t d) {
+nvmlDevice_t nvml_device(int index) { return reinterpret_cast<nvmlDevice_t>(&g_device_objects[index]); }
+
+int nvml_device_index(nvmlDevice_t d) {
   const char* p = reinterpret_cast<const char*>(d);
   if (p < g_device_objects || p >= g_device_objects + kMaxDevices) return -1;
   const int idx = static_cast<int>(p - g_device_objects);
   return idx < device_count() ? idx : -1;
 }
+
+namespace {
+
+bool initialized() { return nvml_initialized(); }
+int device_index(nvmlDevice_t d) { return nvml_device_index(d); }
 
 // What the fake libcuda holds for this process (its allocations and its
 // FAKEGPU_CONTEXT_BYTES), or -1 if it is not loaded.
