@@ -56,9 +56,11 @@ bool tensor_core_type(const Node& conv) {
   const std::vector<NodePtr> ts = operands(conv);
   if (ts.empty()) return false;
   const int dt = ts.front()->int32_at(CUDNN_ATTR_TENSOR_DATA_TYPE, 0, CUDNN_DATA_FLOAT);
+  // Tensor cores: half from Volta (7.0); bfloat16 and float as TF32 from
+  // Ampere (8.0).
   const int cc = sim::card().cc_major;
-  if (dt == CUDNN_DATA_HALF || dt == CUDNN_DATA_BFLOAT16) return cc >= 7;
-  return dt == CUDNN_DATA_FLOAT && cc >= 8;
+  if (dt == CUDNN_DATA_HALF) return cc >= 7;
+  return (dt == CUDNN_DATA_BFLOAT16 || dt == CUDNN_DATA_FLOAT) && cc >= 8;
 }
 
 // Engine 0's workspace for one convolution: its operands' NHWC copies.

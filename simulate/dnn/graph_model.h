@@ -14,8 +14,8 @@
 //    sm90_sdpa_prefill_engine.h, Sm90SdpaPrefillEngine::get_workspace_size);
 //    XLA found cuDNN's SDPA forward needing 16 B on Hopper and 0 on Blackwell
 //    (openxla/xla #20564, #20739). Elsewhere 0;
-//  * a convolution on engine 0 with half, bfloat16 (or float, as TF32, from
-//    compute capability 8.0): its non-virtual operands that are not in
+//  * a convolution on engine 0 with half (from compute capability 7.0),
+//    bfloat16 or float as TF32 (from 8.0): its non-virtual operands that are not in
 //    channels-last layout, at their packed size. Tensor cores read NHWC and
 //    cuDNN transposes NCHW operands (NVIDIA's Convolutional Layers User's
 //    Guide, "Tensor Layouts In Memory: NCHW vs NHWC"); an execution gets no
@@ -42,7 +42,7 @@ namespace sim::dnn::graph {
 // CUDNN_ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_COUNT of a finalized operation graph.
 int64_t engine_count(const Node& opgraph);
 // Whether `engine` can run the graph (engine 0 runs a convolution only in a
-// tensor-core data type on this card).
+// data type this card's tensor cores take).
 bool engine_supports(const Node& opgraph, int64_t engine);
 // CUDNN_ATTR_ENGINE_NUMERICAL_NOTE: TENSOR_CORE on engine 0 of a graph with a
 // convolution, a matmul or an SDPA operation; none otherwise.

@@ -1,6 +1,7 @@
 # simulate.cudnn*: the simulated libcudnn.so.9.
 #   simulate.cudnn           self-test on GPUMEMREC_SIMULATE=h100-80gb (selftest_cudnn*.cpp)
 #   simulate.cudnn_fake_gpu  the same on the tests' plain Fake GPU
+#   simulate.cudnn_a100, simulate.cudnn_t4  the same on compute capability 8.0 and 7.5
 #   simulate.cudnn_no_driver no libcuda.so.1: handles cannot be made
 #   simulate.cudnn_headers   the sources against NVIDIA's cuDNN headers (venv)
 #   simulate.cudnn_torch_sdpa, simulate.cudnn_torch_conv
@@ -24,6 +25,11 @@ set_tests_properties(simulate.cudnn PROPERTIES ENVIRONMENT "GPUMEMREC_SIMULATE=h
 add_test(NAME simulate.cudnn_fake_gpu COMMAND selftest_cudnn)
 set_tests_properties(simulate.cudnn_fake_gpu PROPERTIES ENVIRONMENT_MODIFICATION "GPUMEMREC_SIMULATE=unset:"
   TIMEOUT 60)
+foreach(_card a100-80gb t4-16gb)
+  string(REGEX REPLACE "-.*" "" _short ${_card})
+  add_test(NAME simulate.cudnn_${_short} COMMAND selftest_cudnn)
+  set_tests_properties(simulate.cudnn_${_short} PROPERTIES ENVIRONMENT "GPUMEMREC_SIMULATE=${_card}" TIMEOUT 60)
+endforeach()
 
 add_executable(selftest_cudnn_nodriver selftest_cudnn_nodriver.cpp)
 target_include_directories(selftest_cudnn_nodriver PRIVATE ${CMAKE_SOURCE_DIR}/simulate ${CMAKE_SOURCE_DIR}/tests/fakes

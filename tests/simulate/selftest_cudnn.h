@@ -94,6 +94,12 @@ std::vector<cudnnBackendDescriptor_t> heuristics(const Desc& graph, int mode, in
 // A finalized plan of `cfg` on `handle`; its workspace size in *workspace.
 Desc* make_plan(cudnnHandle_t handle, cudnnBackendDescriptor_t cfg, int64_t* workspace);
 
+// The simulated card's compute capability (major * 10 + minor), read from
+// the simulated driver; and the SDPA forward plan's workspace on it
+// (simulate/dnn/graph_model.h: 16 B on 9.x, 0 elsewhere).
+int card_cc();
+int64_t sdpa_forward_workspace();
+
 int test_graph_store(cudnnHandle_t h);
 int test_graph_model(cudnnHandle_t h);
 int test_graph_execute(cudnnHandle_t h);

@@ -1,8 +1,8 @@
 // The engines and the workspace of simulate/dnn/graph_model.h, read as
 // cudnn-frontend reads them: GLOBAL_COUNT, heuristics results in each mode,
 // the notes on each engine, ENGINECFG_WORKSPACE_SIZE and the plan's
-// WORKSPACE_SIZE. The card is compute capability 9.0 (h100-80gb and the
-// tests' Fake GPU alike).
+// WORKSPACE_SIZE, on the card of the run (simulate.cudnn: H100 and the
+// tests' Fake GPU, 9.0; simulate.cudnn_a100: 8.0; simulate.cudnn_t4: 7.5).
 #include "selftest_cudnn.h"
 
 namespace {
@@ -66,20 +66,24 @@ std::vector<int64_t> conv_workspaces(cudnnHandle_t h, cudnnDataType_t type, bool
 
 void test_convolution(cudnnHandle_t h) {
   std::vector<bool> tc;
-  // NCHW bf16: engine 0 (tensor cores) counts x, w and y transposed.
+  // NCHW half: engine 0 (tensor cores) counts x, w and y transposed.
   const int64_t nchw = (4 * 16 * 32 * 32 + 32 * 16 * 9 + 4 * 32 * 32 * 32) * 2;
-  CHECK(conv_workspaces(h, CUDNN_DATA_BFLOAT16, false, &tc) == std::vector<int64_t>({nchw, 0}));
+  CHECK(conv_workspaces(h, CUDNN_DATA_HALF, false, &tc) == std::vector<int64_t>({nchw, 0}));
   CHECK(tc == std::vector<bool>({true, false}));
   // Channels-last: nothing to transpose.
   CHECK(conv_workspaces(h, CUDNN_DATA_HALF, true, &tc) == std::vector<int64_t>({0, 0}));
-  // float on compute capability 9.0: TF32 tensor cores.
-  CHECK(conv_workspaces(h, CUDNN_DATA_FLOAT, false, &tc) == std::vector<int64_t>({nchw * 2, 0}));
+  // bfloat16, and float as TF32, on tensor cores from compute capability 8.0;
+  // before, only engine 1 is ranked.
+  const bool ampere = card_cc() >= 80;
+  using W = std::vector<int64_t>;
+  CHECK(conv_workspaces(h, CUDNN_DATA_BFLOAT16, false, &tc) == (ampere ? W({nchw, 0}) : W({0})));
+  CHECK(conv_workspaces(h, CUDNN_DATA_FLOAT, false, &tc) == (ampere ? W({nchw * 2, 0}) : W({0})));
   // double: no tensor-core engine; only the implicit-GEMM one is ranked.
   CHECK(conv_workspaces(h, CUDNN_DATA_DOUBLE, false, &tc) == std::vector<int64_t>({0}));
   CHECK(tc == std::vector<bool>({false}));
 }
 
-// The unified SDPA forward operation: one engine, 16 B on compute capability 9.x.
+// The unified SDPA forward operation: one engine, 16 B on compute capability 9.x, else 0.
 void test_sdpa(cudnnHandle_t h) {
   std::vector<Desc*> owned;
   Desc* g = make_sdpa_graph(h, &owned);
@@ -87,7 +91,7 @@ void test_sdpa(cudnnHandle_t h) {
   std::vector<cudnnBackendDescriptor_t> cfgs = heuristics(*g, CUDNN_HEUR_MODE_A, &total);
   CHECK_EQ(total, 1);
   delete make_plan(h, cfgs.at(0), &ws);
-  CHECK_EQ(ws, 16);
+  CHECK_EQ(ws, sdpa_forward_workspace());
   for (auto c : cfgs) cudnnBackendDestroyDescriptor(c);
   for (Desc* t : owned) delete t;
 }
