@@ -1,5 +1,7 @@
 #include "core/config.h"
 
+#include "core/exports.h"
+
 #include <unistd.h>
 
 #include <cstdio>
@@ -49,7 +51,7 @@ Config read_config() {
     } else {
       c.bad_spec = true;
       c.devices = 0;
-      say_bad_spec(spec);
+      if (strcmp(kLibraryName, "libcuda.so.1") == 0) say_bad_spec(spec);  // once per process: the driver says it
     }
   }
   uint64_t v = 0;

@@ -110,10 +110,16 @@ int map(uint64_t ptr, uint64_t size, uint64_t offset, uint64_t handle);
 int unmap(uint64_t ptr, uint64_t size);
 int check_mapped(uint64_t ptr, uint64_t size);
 
+// The device's primary context was made (the driver's mark_active): from now
+// on the run's other processes count its context bytes on that device
+// (core/shared_ledger.h); reset_device() ends it.
+void note_context(int device);
+
 // Accounting.
 uint64_t used_bytes(int device);
 // Bytes of the device not free: this process's allocations, its context
-// (FAKEGPU_CONTEXT_BYTES) and other processes' memory (FAKEGPU_OTHERS_BYTES).
+// (FAKEGPU_CONTEXT_BYTES), other processes' memory (FAKEGPU_OTHERS_BYTES) and
+// what the run's other processes hold on it (core/shared_ledger.h).
 uint64_t occupied_bytes(int device);
 // What NVML reports for this process: its allocations, its context and
 // what its pools keep.

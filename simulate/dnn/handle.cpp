@@ -4,7 +4,7 @@
 #include <new>
 #include <unordered_set>
 
-#include "core/library_driver.h"
+#include "core/driver_entry.h"
 #include "dnn/api.h"
 
 struct cudnnContext {
@@ -16,13 +16,31 @@ struct cudnnContext {
 namespace sim::dnn {
 namespace {
 
+// The driver's calls a handle needs, as NVIDIA's library with its static
+// runtime reaches them (core/driver_entry.h): ("cuMemAlloc", 3020) is
+// cuMemAlloc_v2, the call the real cuDNN's handle memory shows up as.
+struct DriverCalls {
+  CUresult (*ctx_get_device)(CUdevice*) = nullptr;
+  CUresult (*mem_alloc)(CUdeviceptr*, size_t) = nullptr;
+  CUresult (*mem_free)(CUdeviceptr) = nullptr;
+};
+
+// nullptr when there is no usable driver.
+const DriverCalls* driver() {
+  static DriverCalls calls;
+  static const bool ok = driver_entry("cuCtxGetDevice", 2000, &calls.ctx_get_device) &&
+                         driver_entry("cuMemAlloc", 3020, &calls.mem_alloc) &&
+                         driver_entry("cuMemFree", 3020, &calls.mem_free);
+  return ok ? &calls : nullptr;
+}
+
 std::mutex g_mu;
 std::unordered_set<cudnnHandle_t>& handles() {
   static auto* live = new std::unordered_set<cudnnHandle_t>();  // never destroyed: usable at exit
   return *live;
 }
 
-void release_memory(const LibraryDriver* drv, cudnnContext* h) {
+void release_memory(const DriverCalls* drv, cudnnContext* h) {
   for (CUdeviceptr& p : h->memory) {
     if (p != 0) drv->mem_free(p);
     p = 0;
@@ -46,7 +64,7 @@ using sim::dnn::fail;
 // CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED, nothing kept.
 SIM_EXPORT cudnnStatus_t cudnnCreate(cudnnHandle_t* handle) {
   if (handle == nullptr) return fail(CUDNN_STATUS_BAD_PARAM, "cudnnCreate: handle is NULL");
-  const sim::LibraryDriver* drv = sim::library_driver();
+  const sim::dnn::DriverCalls* drv = sim::dnn::driver();
   CUdevice device = 0;
   if (drv == nullptr || drv->ctx_get_device(&device) != CUDA_SUCCESS)
     return fail(CUDNN_STATUS_NOT_INITIALIZED, "cudnnCreate: no usable CUDA driver or device");
@@ -75,7 +93,7 @@ SIM_EXPORT cudnnStatus_t cudnnDestroy(cudnnHandle_t handle) {
     if (handle == nullptr || sim::dnn::handles().erase(handle) == 0)
       return fail(CUDNN_STATUS_BAD_PARAM, "cudnnDestroy: not a live handle");
   }
-  if (const sim::LibraryDriver* drv = sim::library_driver()) sim::dnn::release_memory(drv, handle);
+  if (const sim::dnn::DriverCalls* drv = sim::dnn::driver()) sim::dnn::release_memory(drv, handle);
   delete handle;
   return CUDNN_STATUS_SUCCESS;
 }

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "core/config.h"
+#include "core/shared_ledger.h"
 #include "nvml/internal.h"
 
 
@@ -143,6 +144,9 @@ std::vector<Proc> processes(int device) {
   }
   const long long own = own_cuda_bytes(device);
   if (own >= 0) out.push_back(Proc{static_cast<unsigned int>(getpid()), static_cast<unsigned long long>(own), ""});
+  // The run's other processes on this device (core/shared_ledger.h).
+  for (const sim::shared::Peer& p : sim::shared::peers(device))
+    out.push_back(Proc{static_cast<unsigned int>(p.pid), static_cast<unsigned long long>(p.bytes), ""});
   return out;
 }
 

@@ -1,7 +1,6 @@
 """The shared virtual environment with the real frameworks
 (scripts/frameworks-venv.sh), for tests that need it: its directory when it
 has been made, else None (the tests then skip: exit 77 with one line)."""
-import os
 import pathlib
 import subprocess
 
@@ -38,10 +37,3 @@ def python_or_skip():
         skip("the frameworks venv is absent")
     return str(venv / "bin" / "python")
 
-
-if __name__ == "__main__":
-    # run_in_venv: `frameworks_venv.py SCRIPT ARGS...` runs SCRIPT with the venv's python.
-    import sys
-
-    py = python_or_skip()
-    os.execv(py, [py] + sys.argv[1:])

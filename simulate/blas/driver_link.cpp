@@ -1,15 +1,16 @@
-#include "core/library_driver.h"
+#include "blas/driver_link.h"
 
 #include <dlfcn.h>
 
 #include <mutex>
 
-namespace sim {
+namespace sim::blas {
 namespace {
 
 using GetProcAddress = CUresult (*)(const char*, void**, int, cuuint64_t, CUdriverProcAddressQueryResult*);
 
-// One entry point at the version NVIDIA's runtime asks for it.
+// One entry point at the version NVIDIA's runtime asks for it (the ABI:
+// cuMemAllocAsync appeared in 11.2).
 template <typename F>
 bool entry(GetProcAddress gpa, const char* name, int version, F* out) {
   void* p = nullptr;
@@ -19,7 +20,7 @@ bool entry(GetProcAddress gpa, const char* name, int version, F* out) {
   return true;
 }
 
-bool link(LibraryDriver* d) {
+bool link(DriverCalls* d) {
   void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
   if (lib == nullptr) return false;
   auto first = reinterpret_cast<GetProcAddress>(dlsym(lib, "cuGetProcAddress_v2"));
@@ -27,19 +28,20 @@ bool link(LibraryDriver* d) {
   if (first == nullptr || !entry(first, "cuGetProcAddress", 12000, &gpa)) return false;
   CUresult (*init)(unsigned int) = nullptr;
   if (!entry(gpa, "cuInit", 2000, &init) || !entry(gpa, "cuCtxGetDevice", 2000, &d->ctx_get_device) ||
-      !entry(gpa, "cuMemAlloc", 3020, &d->mem_alloc) || !entry(gpa, "cuMemFree", 3020, &d->mem_free))
+      !entry(gpa, "cuMemAllocAsync", 11020, &d->mem_alloc_async) ||
+      !entry(gpa, "cuMemFreeAsync", 11020, &d->mem_free_async))
     return false;
   return init(0) == CUDA_SUCCESS;
 }
 
 }  // namespace
 
-const LibraryDriver* library_driver() {
-  static LibraryDriver calls;
+const DriverCalls* driver() {
+  static DriverCalls calls;
   static bool ok = false;
   static std::once_flag once;
   std::call_once(once, [] { ok = link(&calls); });
   return ok ? &calls : nullptr;
 }
 
-}  // namespace sim
+}  // namespace sim::blas
