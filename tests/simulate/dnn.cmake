@@ -4,6 +4,7 @@
 #   simulate.cudnn_a100, simulate.cudnn_t4  the same on compute capability 8.0 and 7.5
 #   simulate.cudnn_no_driver no libcuda.so.1: handles cannot be made
 #   simulate.cudnn_headers   the sources against NVIDIA's cuDNN headers (venv)
+#   simulate.cudnn_recorder  the recorder names libcudnn.so.9 as its handles' caller
 #   simulate.cudnn_torch_sdpa, simulate.cudnn_torch_conv
 #                            the real PyTorch's attention and convolutions on
 #                            the simulated card (venv)
@@ -54,3 +55,18 @@ foreach(_case sdpa conv)
             ${GPUMEMREC_SIM_DIR})
   set_tests_properties(simulate.cudnn_torch_${_case} PROPERTIES TIMEOUT 600 SKIP_RETURN_CODE 77)
 endforeach()
+
+# The recorder names libcudnn.so.9 as the caller of the handles' device memory.
+add_executable(dnn_oom dnn_oom.cpp)
+target_include_directories(dnn_oom PRIVATE ${CMAKE_CURRENT_SOURCE_DIR} ${CMAKE_SOURCE_DIR}/simulate
+  ${CMAKE_SOURCE_DIR}/tests/fakes ${CUDA_INCLUDE_DIR})
+target_link_libraries(dnn_oom PRIVATE sim_cudnn ${CMAKE_DL_LIBS})
+set_target_properties(dnn_oom PROPERTIES BUILD_RPATH "${GPUMEMREC_SIM_DIR}")
+target_link_options(dnn_oom PRIVATE -Wl,--disable-new-dtags)
+add_dependencies(dnn_oom sim_cuda)
+if(TARGET gpumemrec_shim)
+  add_test(NAME simulate.cudnn_recorder
+    COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/recorder_library.py cudnn $<TARGET_FILE:dnn_oom>)
+  set_tests_properties(simulate.cudnn_recorder PROPERTIES ENVIRONMENT "GPUMEMREC_BUILD_DIR=${CMAKE_BINARY_DIR}"
+    TIMEOUT 120 SKIP_RETURN_CODE 77)
+endif()

@@ -83,16 +83,23 @@ void test_convolution(cudnnHandle_t h) {
   CHECK(tc == std::vector<bool>({false}));
 }
 
-// The unified SDPA forward operation: one engine, 16 B on compute capability 9.x, else 0.
-void test_sdpa(cudnnHandle_t h) {
-  std::vector<Desc*> owned;
-  Desc* g = make_sdpa_graph(h, &owned);
+// A graph heuristics rank one engine for: its plan's workspace and notes.
+int64_t single_engine(cudnnHandle_t h, const Desc& g, int mode, std::vector<int32_t>* engine_notes) {
   int64_t total = -1, ws = -1;
-  std::vector<cudnnBackendDescriptor_t> cfgs = heuristics(*g, CUDNN_HEUR_MODE_A, &total);
+  std::vector<cudnnBackendDescriptor_t> cfgs = heuristics(g, mode, &total);
   CHECK_EQ(total, 1);
   delete make_plan(h, cfgs.at(0), &ws);
-  CHECK_EQ(ws, sdpa_forward_workspace());
+  *engine_notes = notes(cfgs.at(0));
   for (auto c : cfgs) cudnnBackendDestroyDescriptor(c);
+  return ws;
+}
+
+// The unified SDPA forward operation: 16 B on compute capability 9.x, else 0.
+void test_sdpa(cudnnHandle_t h) {
+  std::vector<Desc*> owned;
+  std::vector<int32_t> n;
+  CHECK_EQ(single_engine(h, *make_sdpa_graph(h, &owned), CUDNN_HEUR_MODE_A, &n), sdpa_forward_workspace());
+  CHECK(n == std::vector<int32_t>({CUDNN_NUMERICAL_NOTE_TENSOR_CORE}));
   for (Desc* t : owned) delete t;
 }
 
@@ -100,14 +107,10 @@ void test_sdpa(cudnnHandle_t h) {
 // with matmuls and reductions): 0 B, no notes.
 void test_composite(cudnnHandle_t h) {
   std::vector<Desc*> owned;
+  std::vector<int32_t> n;
   Desc* g = make_pointwise_graph(h, &owned);
-  int64_t total = -1, ws = -1;
-  std::vector<cudnnBackendDescriptor_t> cfgs = heuristics(*g, CUDNN_HEUR_MODE_INSTANT, &total);
-  CHECK_EQ(total, 1);
-  delete make_plan(h, cfgs.at(0), &ws);
-  CHECK_EQ(ws, 0);
-  CHECK(notes(cfgs.at(0)).empty());
-  for (auto c : cfgs) cudnnBackendDestroyDescriptor(c);
+  CHECK_EQ(single_engine(h, *g, CUDNN_HEUR_MODE_INSTANT, &n), 0);
+  CHECK(n.empty());
   Desc heur(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);  // an unknown mode is refused at finalize
   const int bad_mode = 17;
   heur.set_desc(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, *g);
