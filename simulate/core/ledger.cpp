@@ -234,13 +234,25 @@ void publish_locked(State& s, int device) {
                               (s.context_active[device] ? config().context_bytes : 0));
 }
 
+// A stream-ordered allocation of `size`, `reuse` of it from what the pool
+// kept: the pool's statistics (cuMemPoolGetAttribute). Requires s.mu held.
+void take_from_pool_locked(State& s, int device, uint64_t size, uint64_t reuse) {
+  s.pool_kept[device] -= reuse;
+  s.pool_used[device] += size;
+  const uint64_t reserved = s.pool_used[device] + s.pool_kept[device];
+  if (reserved > s.pool_reserved_high[device]) s.pool_reserved_high[device] = reserved;
+  if (s.pool_used[device] > s.pool_used_high[device]) s.pool_used_high[device] = s.pool_used[device];
+}
+
 // The capacity check: this process's bytes and overhead, and what the run's
 // other processes hold (xlock: the device's cross-process lock, held until
 // the allocation is published). Requires s.mu held.
-bool fits(State& s, shared::DeviceLock& xlock, int device, uint64_t size) {
+// What a stream-ordered pool keeps is the device's, not free: `reuse` of it
+// is what this allocation takes back from the pool (alloc_from_pool).
+bool fits(State& s, shared::DeviceLock& xlock, int device, uint64_t size, uint64_t reuse = 0) {
   const uint64_t cap = config().capacity;
   if (size > cap) return false;
-  const uint64_t mine = s.used[device] + overhead(device);
+  const uint64_t mine = s.used[device] + s.pool_kept[device] - reuse + overhead(device);
   if (mine + xlock.others(false) <= cap - size) return true;
   return mine + xlock.others(true) <= cap - size;  // with the shares of processes that died freed
 }
@@ -256,7 +268,10 @@ void note_context(int device) {
   publish_locked(s, device);
 }
 
-int alloc(int device, uint64_t size, Kind kind, uint64_t align, bool v1_arena, uint64_t* out) {
+namespace {
+
+// alloc and alloc_from_pool: `pooled` takes from what the device's pool keeps first.
+int alloc_impl(int device, uint64_t size, Kind kind, uint64_t align, bool v1_arena, bool pooled, uint64_t* out) {
   if (out == nullptr || size == 0) return kInvalid;
   if (!device_ok(device)) return kBadDevice;
   if (align == 0) align = kAlign;
@@ -264,7 +279,8 @@ int alloc(int device, uint64_t size, Kind kind, uint64_t align, bool v1_arena, u
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mu);
   shared::DeviceLock xlock(device);
-  if (!fits(s, xlock, device, size)) return kOom;
+  const uint64_t reuse = pooled ? std::min<uint64_t>(size, s.pool_kept[device]) : 0;
+  if (!fits(s, xlock, device, size, reuse)) return kOom;
   const uint64_t span = round_up(size, kAlign);
   if (span < size) return kOom;  // overflow
   Arena* arena = v1_arena ? &s.v1_arena : &s.device_arena[device];
@@ -272,9 +288,20 @@ int alloc(int device, uint64_t size, Kind kind, uint64_t align, bool v1_arena, u
   if (!arena->alloc(span, align, &addr)) return kOom;  // address space exhausted
   s.live[addr] = Entry{size, span, device, kind, arena};
   s.used[device] += size;
+  if (pooled) take_from_pool_locked(s, device, size, reuse);
   publish_locked(s, device);
   *out = addr;
   return kOk;
+}
+
+}  // namespace
+
+int alloc(int device, uint64_t size, Kind kind, uint64_t align, bool v1_arena, uint64_t* out) {
+  return alloc_impl(device, size, kind, align, v1_arena, false, out);
+}
+
+int alloc_from_pool(int device, uint64_t size, uint64_t* out) {
+  return alloc_impl(device, size, Kind::Device, 0, false, true, out);
 }
 
 namespace {
@@ -304,17 +331,6 @@ int free_ptr(uint64_t addr) { return release_alloc(addr, false); }
 
 int free_to_pool(uint64_t addr) { return release_alloc(addr, true); }
 
-void pool_take(int device, uint64_t size) {
-  if (device < 0 || device >= kMaxDevices) return;
-  State& s = state();
-  std::lock_guard<std::mutex> lock(s.mu);
-  s.pool_kept[device] -= size < s.pool_kept[device] ? size : s.pool_kept[device];
-  s.pool_used[device] += size;
-  publish_locked(s, device);
-  const uint64_t reserved = s.pool_used[device] + s.pool_kept[device];
-  if (reserved > s.pool_reserved_high[device]) s.pool_reserved_high[device] = reserved;
-  if (s.pool_used[device] > s.pool_used_high[device]) s.pool_used_high[device] = s.pool_used[device];
-}
 
 void pool_release_all() {
   State& s = state();
@@ -556,7 +572,7 @@ uint64_t used_bytes(int device) {
 
 uint64_t occupied_bytes(int device) {
   if (device < 0 || device >= kMaxDevices) return 0;
-  return used_bytes(device) + overhead(device) + shared::others_bytes(device);
+  return used_bytes(device) + pool_kept_bytes(device) + overhead(device) + shared::others_bytes(device);
 }
 
 uint64_t process_bytes(int device) {

@@ -63,9 +63,11 @@ int free_ptr(uint64_t addr);
 // synchronization"), so NVML still counts them (process_bytes); an async
 // allocation takes from them first. Seen on an H200 (PyTorch's
 // cudaMallocAsync backend freeing 139 GiB left NVML's figure unchanged).
-// The fake keeps them out of occupied_bytes (the device's free memory).
+// They are not free either (occupied_bytes): the pool holds them.
 int free_to_pool(uint64_t addr);
-void pool_take(int device, uint64_t size);
+// A stream-ordered allocation (cuMemAllocAsync): as alloc(), taking first
+// from what the device's pool keeps.
+int alloc_from_pool(int device, uint64_t size, uint64_t* out);
 // At a synchronization: each device's pool keeps at most its release
 // threshold (CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, 0 by default; PyTorch's
 // cudaMallocAsync backend sets it to UINT64_MAX).

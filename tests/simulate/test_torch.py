@@ -113,7 +113,12 @@ def case_train(bin_dir, alloc_conf, api):
     run = Run(bin_dir, program, ["--layers", "12", "--width", "2048", "--heads", "16"], env)
     check(run.rc == 0, "the program exits 0 (it catches its OutOfMemoryError): %d" % run.rc)
     check(run.expect.get("where") == "backward", "the out-of-memory is in backward: %s" % run.expect.get("where"))
-    check(run.expect.get("observer_on_main") == [False], "PyTorch's observers ran once, on the engine's thread")
+    # PyTorch's cudaMallocAsync backend has no out-of-memory observers
+    # (CUDAMallocAsyncAllocator.cpp: attachOutOfMemoryObserver throws "does
+    # not yet support"): neither the program's nor the recorder's runs.
+    observers = None if "cudaMallocAsync" in alloc_conf else [False]
+    check(run.expect.get("observer_on_main") == observers,
+          "PyTorch's observers: %s (want %s)" % (run.expect.get("observer_on_main"), observers))
     fatal = [b for b in run.bundles if load(b, "metadata.json").get("outcome") == "fatal"]
     check(len(fatal) == 1, "one fatal bundle (of %d)" % len(run.bundles))
     if not fatal:
@@ -123,6 +128,11 @@ def case_train(bin_dir, alloc_conf, api):
     check(md["api"] == api, "the failing call is %s: %s" % (api, md["api"]))
     check_simulated(b)
     check_backward_site(run, b, program)
+    if observers is None:
+        # Without an observer the recorder has no moment inside PyTorch to
+        # ask it: the bundle is the driver's view (a documented limit).
+        check(not os.path.exists(os.path.join(b, "framework.json")), "no framework.json without an observer")
+        return
     check_roles(load(b, "framework.json"), run.expect, ("weights", "gradients", "optimizer_state"))
 
 

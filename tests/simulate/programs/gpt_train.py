@@ -111,8 +111,11 @@ def main():
     torch.manual_seed(0)
     torch.cuda.init()
     observed = []  # on which thread PyTorch calls an out-of-memory observer
-    torch._C._cuda_attach_out_of_memory_observer(
-        lambda *args: observed.append(threading.current_thread() is threading.main_thread()))
+    try:
+        torch._C._cuda_attach_out_of_memory_observer(
+            lambda *args: observed.append(threading.current_thread() is threading.main_thread()))
+    except RuntimeError:  # the cudaMallocAsync backend has none (CUDAMallocAsyncAllocator.cpp)
+        observed = None
     model = GPT(a.layers, a.width, a.heads, a.seq, a.vocab).cuda()
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
     if a.steps:
@@ -125,7 +128,8 @@ def main():
         return
     train_step(model, opt, 1, a.seq, a.vocab)  # gradients and optimizer state exist from now on
     batch = backward_oom_batch(model, a.seq, a.vocab)
-    observed.clear()
+    if observed is not None:
+        observed.clear()
     where = train_step(model, opt, batch, a.seq, a.vocab)
     params = list(model.parameters())
     state = [v for s in opt.state.values() for v in s.values() if torch.is_tensor(v)]
