@@ -18,6 +18,9 @@ Cases (each a program in programs/):
                     default, a bundle marked recovered with GPUMEMREC_RECOVERED=keep
   fraction          fraction.py: set_per_process_memory_fraction refuses a request
                     before the driver: a framework_oom bundle
+  llama7b           llama7b.py: full fine-tuning of a 7B Llama configuration in bf16
+                    with AdamW runs to its out-of-memory in under 2 GiB of host
+                    memory, and the bundle says what the 80 GB held
 
 Usage: test_torch.py BUILD_BIN_DIR CASE. Exit 77 without the venv.
 """
@@ -212,6 +215,21 @@ def case_fraction(bin_dir):
           is not None, "the site is the program's line %s:%d" % (program, line))
 
 
+def case_llama7b(bin_dir):
+    run = Run(bin_dir, "llama7b.py", env={"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"})
+    e = run.expect
+    check(run.rc == 0 and e.get("where") in ("forward", "backward", "optimizer step"),
+          "the fine-tuning runs out of memory (rc %d, in %s)" % (run.rc, e.get("where")))
+    check(6.7e9 < e.get("parameters", 0) < 6.8e9, "a 7B configuration: %s parameters" % e.get("parameters"))
+    check(e.get("host_peak_bytes", 1 << 40) < 2 << 30, "host memory at most 2 GiB: %.2f GiB"
+          % (e.get("host_peak_bytes", 0) / (1 << 30)))
+    fatal = [b for b in run.bundles if load(b, "metadata.json").get("outcome") == "fatal"]
+    check(len(fatal) == 1, "one fatal bundle (of %d)" % len(run.bundles))
+    if fatal:
+        check_simulated(fatal[0])
+        check_roles(load(fatal[0], "framework.json"), e, ("weights", "gradients", "optimizer_state"))
+
+
 CASES = {
     "train_oom": lambda d: case_train(d, "", "cudaMalloc"),
     "train_expandable": lambda d: case_train(d, "expandable_segments:True", "cuMemCreate"),
@@ -220,6 +238,7 @@ CASES = {
     "kv_dynamic": lambda d: case_kv(d, "dynamic"),
     "recovered": case_recovered,
     "fraction": case_fraction,
+    "llama7b": case_llama7b,
 }
 
 
