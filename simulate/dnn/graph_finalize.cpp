@@ -61,9 +61,14 @@ cudnnStatus_t tensor(const Node& n) {
   if (dims.empty() || static_cast<int64_t>(dims.size()) > kMaxDims || dims.size() != strides.size())
     return fail(CUDNN_STATUS_BAD_PARAM,
                 "tensor: dimensions and strides must be 1..8 values each, as many strides as dims");
+  // A stride of 0 repeats the tensor along that dimension (cudnn-frontend
+  // 1.5.2's release notes, NVIDIA/cudnn-frontend#86); PyTorch passes
+  // broadcast masks and inputs so (test_transformers.py,
+  // test_cudnn_attention_broadcast_stride_zero; transformers' StaticCache
+  // attention on an H100).
   for (size_t i = 0; i < dims.size(); ++i)
-    if (dims[i] <= 0 || strides[i] <= 0)
-      return fail(CUDNN_STATUS_BAD_PARAM, "tensor: a dimension or stride is not positive");
+    if (dims[i] <= 0 || strides[i] < 0)
+      return fail(CUDNN_STATUS_BAD_PARAM, "tensor: a dimension is not positive or a stride is negative");
   const int64_t align = n.int64_at(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, 0, 0);
   const int64_t size = static_cast<int64_t>(data_type_size(n.int32_at(CUDNN_ATTR_TENSOR_DATA_TYPE, 0, -1)));
   if (align <= 0 || (size > 0 && align % size != 0))

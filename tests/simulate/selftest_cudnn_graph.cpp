@@ -85,7 +85,8 @@ void test_tensor_rules() {
   };
   CHECK_EQ(attempt({2, 3}, {3, 1}, 16), CUDNN_STATUS_SUCCESS);
   CHECK_EQ(attempt({2, 0}, {3, 1}, 16), CUDNN_STATUS_BAD_PARAM);   // a dimension not positive
-  CHECK_EQ(attempt({2, 3}, {3, 0}, 16), CUDNN_STATUS_BAD_PARAM);   // a stride not positive
+  CHECK_EQ(attempt({2, 3}, {3, -1}, 16), CUDNN_STATUS_BAD_PARAM);  // a negative stride
+  CHECK_EQ(attempt({2, 3}, {0, 1}, 16), CUDNN_STATUS_SUCCESS);     // 0: a broadcast dimension
   CHECK_EQ(attempt({2, 3}, {1}, 16), CUDNN_STATUS_BAD_PARAM);      // strides do not match dims
   CHECK_EQ(attempt({2, 3}, {3, 1}, 3), CUDNN_STATUS_BAD_PARAM);    // alignment not a multiple of 2 B
   CHECK_EQ(attempt({1, 1, 1, 1, 1, 1, 1, 1, 1}, packed({1, 1, 1, 1, 1, 1, 1, 1, 1}), 16), CUDNN_STATUS_BAD_PARAM);

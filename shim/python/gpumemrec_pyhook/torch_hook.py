@@ -72,6 +72,8 @@ def _on_cuda_init():
 
 
 def _observer(device, alloc, device_total, device_free):
+    # First: the episode must not close on its window while the walk runs.
+    bridge.guarded(bridge.begin, device)
     bridge.guarded(_report, device, alloc, device_total, device_free)
 
 
