@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The fleet questions of docs/fleet.md, run as written there on the tables
 of `gpumemrec export --format tables`, in DuckDB from npm; the export's
-contract (a corrupt bundle skipped, hostile keys, compressed bundles).
+contract (a corrupt bundle skipped, hostile keys, compressed bundles,
+--table-format parquet refused in one line without pyarrow).
 The other engines (DuckDB's Python package, pandas, polars, Dask, and the
 Parquet tables) are fleet_engines.py's, with this file's bundles and
 answers.
@@ -118,6 +119,39 @@ def check_hostile(gpumemrec, good, work):
         left = table_files(out) if os.path.isdir(out) else []
         check("export of events.json with %s: exit 2, the reason, nothing left" % what,
               (p.returncode, want in p.stderr.decode(), left), (2, True, []))
+
+
+def check_parquet_refused(gpumemrec, good, work):
+    """--table-format parquet without a Python that has pyarrow (this
+    test's python3 has none; a path that is no program; a program that ends
+    without a word; one that ends after its first word, as a writer killed
+    while it writes): one line saying so, exit 1, no table file written and
+    no staging folder left."""
+    out = os.path.join(work, "parquet-refused")
+    dies = os.path.join(work, "python-that-dies")
+    with open(dies, "w") as f:
+        f.write("#!/bin/sh\necho 'ready pyarrow 0'\n")
+    os.chmod(dies, 0o755)
+    for python, want in ((sys.executable if not has_pyarrow() else None, "has no pyarrow"),
+                         ("/nonexistent/python3", "could not be run"), ("/bin/true", "ended without a word"),
+                         (dies, "ended")):
+        if python is None:
+            continue
+        shutil.rmtree(out, ignore_errors=True)
+        p = subprocess.run([gpumemrec, "export", "-f", "tables", "--table-format", "parquet", good, "-o", out],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
+                           env=dict(os.environ, GPUMEMREC_PYTHON=python))
+        left = table_files(out) + [n for n in (os.listdir(out) if os.path.isdir(out) else []) if n.startswith(".")]
+        check("parquet with GPUMEMREC_PYTHON=%s: exit 1, one line (%s), nothing written" % (python, want),
+              (p.returncode, p.stderr.count("\n"), want in p.stderr, left), (1, 1, True, []))
+
+
+def has_pyarrow():
+    try:
+        import pyarrow  # noqa: F401
+        return True
+    except ImportError:
+        return False
 
 
 def export(gpumemrec, src, out, bad):
@@ -281,6 +315,7 @@ def main():
     out = os.path.join(work, "tables")
     export(args.gpumemrec, src, out, bad)
     check_hostile(args.gpumemrec, by_rank[1], work)
+    check_parquet_refused(args.gpumemrec, by_rank[1], work)
     blocks = doc_blocks()
     exp = expected(by_rank, out)
     zbundle = check_compressed(args.gpumemrec, by_rank[0], work)
