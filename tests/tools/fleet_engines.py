@@ -24,7 +24,6 @@ engine loads it as docs/fleet.md's "Types" table says.
 Exit 0 pass, 1 fail, 77 skip (no frameworks venv).
 """
 import argparse
-import gzip
 import json
 import os
 import re
@@ -121,12 +120,7 @@ def check_report(what, ctx, bundle_rows, per_stack):
 def expected_live_by_site(by_rank, out):
     """{(bundle_id, site text): bytes}: allocations.json of each bundle with
     the site names of the exported sites table."""
-    site = {}
-    for fn in os.listdir(os.path.join(out, "sites")):
-        with gzip.open(os.path.join(out, "sites", fn), "rt") as f:
-            for line in f:
-                row = json.loads(line)
-                site[(row["bundle_id"], row["stack_id"])] = row["site"]
+    site = fq.site_names(out)
     want = {}
     for b in by_rank.values():
         bid = os.path.basename(b)

@@ -215,6 +215,17 @@ def doc_blocks():
     return dict(re.findall(r"```(?:sql|python) fleet:(\w+)\n(.*?)```", text, re.S))
 
 
+def site_names(out):
+    """{(bundle_id, stack_id): site text} of the exported sites table."""
+    site = {}
+    for fn in os.listdir(os.path.join(out, "sites")):
+        with gzip.open(os.path.join(out, "sites", fn), "rt") as f:
+            for line in f:
+                row = json.loads(line)
+                site[(row["bundle_id"], row["stack_id"])] = row["site"]
+    return site
+
+
 def expected(by_rank, out):
     """The answers, from the bundles' files (and the exported site names)."""
     meta = {r: load(os.path.join(b, "metadata.json")) for r, b in by_rank.items()}
@@ -222,12 +233,7 @@ def expected(by_rank, out):
     lives = sorted(m["live_bytes"] for m in meta.values())
     median = (lives[1] + lives[2]) / 2
     outlier = max(meta, key=lambda r: (abs(meta[r]["live_bytes"] - median), -r))
-    site = {}
-    for fn in os.listdir(os.path.join(out, "sites")):
-        with gzip.open(os.path.join(out, "sites", fn), "rt") as f:
-            for line in f:
-                row = json.loads(line)
-                site[(row["bundle_id"], row["stack_id"])] = row["site"]
+    site = site_names(out)
     per = {}
     for r in (0, outlier):
         bid = os.path.basename(by_rank[r])
