@@ -22,13 +22,13 @@ the bytes (Array.nbytes) and arrays of the params, of the optimizer state
 and of every other array it holds, and the request's size.
 """
 import sys
-import threading
 
 import jax
 import jax.numpy as jnp
 import optax
 from flax import linen as nn
 from flax.training import train_state
+import uncaught
 from roles_expect import say
 
 TOO_BIG = 1 << 50  # float32 elements: 4 PiB, more than any machine's address space
@@ -79,10 +79,4 @@ def run():
     jax.lax.broadcast_in_dim(zero, (TOO_BIG,), ())  # @site:fails
 
 
-if sys.argv[1] == "thread":
-    t = threading.Thread(target=run)
-    t.start()
-    t.join()
-    print("thread ended")
-    sys.exit(3)
-run()
+uncaught.run(run, sys.argv[1])
