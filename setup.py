@@ -50,7 +50,8 @@ def cmake_build():
         subprocess.check_call([cmake, "-S", HERE, "-B", build, "-DCMAKE_BUILD_TYPE=RelWithDebInfo",
                                "-DGPUMEMREC_BUILD_TESTS=OFF", "-DGPUMEMREC_BUILD_BENCH=OFF"])
     jobs = os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL") or str(os.cpu_count() or 2)
-    subprocess.check_call([cmake, "--build", build, "--target", "gpumemrec_shim", "gpumemrec_portable", "-j", jobs])
+    subprocess.check_call([cmake, "--build", build, "--target", "gpumemrec_shim", "gpumemrec_portable",
+                           "gpumemrec_simulate", "-j", jobs])
     return build
 
 
@@ -78,6 +79,19 @@ def copy_native(build, dest):
         if os.path.exists(src + ".copyright"):
             os.makedirs(os.path.join(dest, "licenses"), exist_ok=True)
             shutil.copyfile(src + ".copyright", os.path.join(dest, "licenses", name + ".copyright"))
+    # The simulated CUDA libraries (docs/simulate.md), under their SONAMEs, in
+    # simulate/ beside the library, where the recorder and `gpumemrec run
+    # --simulate` look for them.
+    sim_src, sim_dst = os.path.join(build, "bin", "simulate"), os.path.join(dest, "simulate")
+    os.makedirs(sim_dst, exist_ok=True)
+    for name in sorted(os.listdir(sim_src)):
+        src = os.path.join(sim_src, name)
+        if ".so." not in name or os.path.islink(src):
+            continue
+        if strip:
+            subprocess.check_call([strip, "--strip-debug", "-o", os.path.join(sim_dst, name), src])
+        else:
+            shutil.copyfile(src, os.path.join(sim_dst, name))
     # The Python start-up hook, beside the library as everywhere else
     # (docs/python-hook.md; shim/base/python_hook_env.cpp looks for python/),
     # as the gpumemrec_shim target placed it in the build tree.

@@ -83,6 +83,8 @@
   X(kThisProcess, "this_process")                                                 \
   X(kGpuProcessesNote, "gpu_processes_note")                                      \
   X(kCustomMetadata, "custom_metadata")                                           \
+  X(kSimulated, "simulated")                                                      \
+  X(kProfile, "profile")                                                          \
   X(kHostname, "hostname")                                                        \
   X(kDeviceAccounting, "device_accounting")                                       \
   X(kDevice, "device")                                                            \

@@ -229,6 +229,13 @@ struct Metadata {
   uint64_t recovered_count = 0;
   std::vector<RecoveredFailure> recovered_listed;
   std::vector<DeviceAccounting> device_accounting;  // empty when absent
+  // simulated: made on gpumemrec's simulated card (docs/simulate.md).
+  struct Simulated {
+    std::string profile;  // "h100-80gb"
+    std::string name;     // "NVIDIA H100 80GB HBM3"
+    int32_t devices = 0;
+  };
+  std::optional<Simulated> simulated;
 };
 
 struct DeviceInfo {

@@ -146,6 +146,23 @@ bool read_signal_requests(const std::string& path, const Value& d, Metadata* m, 
   return true;
 }
 
+// simulated: optional; an object {profile, name, devices}.
+bool read_simulated(const std::string& path, const Value& d, Metadata* m, ReadError* err) {
+  auto it = d.FindMember(key::kSimulated);
+  if (it == d.MemberEnd() || it->value.IsNull()) return true;
+  if (!it->value.IsObject()) {
+    *err = {path, key_text(key::kSimulated) + " is not an object or null"};
+    return false;
+  }
+  Fields f{path, key_text(key::kSimulated) + ": ", err};
+  Metadata::Simulated s;
+  if (!f.str(it->value, key::kProfile, &s.profile) || !f.str(it->value, key::kName, &s.name) ||
+      !f.num(it->value, key::kDevices, &s.devices))
+    return false;
+  m->simulated = std::move(s);
+  return true;
+}
+
 bool read_outcome(const std::string& path, const Value& d, Metadata* m, ReadError* err) {
   Fields f{path, "", err};
   return f.str(d, key::kOutcome, &m->outcome) && f.str(d, key::kOutcomeDetail, &m->outcome_detail) &&
@@ -244,7 +261,7 @@ bool read_metadata(const std::string& path, Metadata* m, ReadError* err) {
       !f.dbl(d, key::kFrozenAfterFailureMs, &m->frozen_after_failure_ms) ||
       !read_signal_requests(path, d, m, err) ||
       !f.dbl(d, key::kTimestamp, &m->timestamp) || !read_outcome(path, d, m, err) ||
-      !read_device_accounting(path, d, m, err))
+      !read_device_accounting(path, d, m, err) || !read_simulated(path, d, m, err))
     return false;
   auto lb = d.FindMember(key::kLiveBytesByDevice);
   if (lb != d.MemberEnd() && lb->value.IsObject()) {

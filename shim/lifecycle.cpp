@@ -18,6 +18,7 @@
 #include "shim/base/log.h"
 #include "shim/base/privilege.h"
 #include "shim/base/python_hook_env.h"
+#include "shim/base/simulated_libraries.h"
 #include "shim/dump/capture/peak_keeper.h"
 #include "shim/dump/dumper.h"
 #include "shim/dump/signal_dump.h"
@@ -57,7 +58,9 @@ __attribute__((constructor)) void gpumemrec_constructor() {
   if (process_is_privileged()) return;
   const int saved = errno;
   Recorder* r = recorder();
-  // First: before the interpreter reads PYTHONPATH (after main begins).
+  // Before the program loads NVIDIA's libraries (GPUMEMREC_SIMULATE).
+  simulated_libraries_load();
+  // Before the interpreter reads PYTHONPATH (after main begins).
   python_hook_inject(r && r->cfg.python_hook);
   if (r) {
     dumper_init(r);

@@ -17,6 +17,7 @@
 #include "tools/cli.h"
 #include "tools/commands.h"
 #include "tools/preload_check.h"
+#include "tools/simulate_setup.h"
 
 using namespace gpumemrec::model;  // the tools' bundle model
 
@@ -79,7 +80,7 @@ std::string find_library(const std::string& option) {
 }
 
 struct RunOptions {
-  std::string dir, library, limit, log_level, dump_signal;
+  std::string dir, library, limit, log_level, dump_signal, simulate;
   uint64_t ring_events = 0, stack_depth = 0, episode_ms = 0, max_dumps = 0, max_total_mb = 0, fail_after = 0;
   bool no_python_stacks = false, no_python_hook = false, dump_at_exit = false;
   std::vector<std::string> command;
@@ -203,6 +204,9 @@ RunFn add_run(CLI::App& root, std::vector<std::string>* after_dashdash) {
   app->add_option("--dump-signal", o->dump_signal, "Signal that triggers a dump, e.g. USR2 (GPUMEMREC_DUMP_SIGNAL)");
   app->add_flag("--dump-at-exit", o->dump_at_exit, "Write a bundle when the program exits (GPUMEMREC_DUMP_AT_EXIT=1)");
   app->add_option("--library", o->library, "Path of libgpumemrec.so to preload");
+  app->add_option("--simulate", o->simulate,
+                  "Run on a simulated GPU, NAME or NAME:COUNT devices, e.g. h100-80gb:8 "
+                  "(GPUMEMREC_SIMULATE; 'gpumemrec simulate --list'; docs/simulate.md)");
   app->prefix_command();
 
   return [=]() -> int {
@@ -218,11 +222,14 @@ RunFn add_run(CLI::App& root, std::vector<std::string>* after_dashdash) {
     // Never stop the program (preload_check.h): without a preload it
     // runs as it would have, and says so once.
     std::string refusal = preload_refusal(lib);
+    if (!o->simulate.empty() && !refusal.empty())
+      throw CliError(kBadInput, "--simulate: " + lib + " cannot be preloaded here (" + refusal + ")");
     if (refusal.empty())
       prepend_preload(lib);
     else
       fprintf(stderr, "gpumemrec: warning: %s cannot be preloaded here (%s); running the program without it: "
               "nothing is recorded\n", lib.c_str(), refusal.c_str());
+    if (!o->simulate.empty()) setup_simulation(o->simulate, lib, cmd);
     mkdir(dump_dir.c_str(), 0700);  // so bundles land inside it (the shim makes it too)
     std::set<std::string> before;
     for (auto& p : find_bundles(dump_dir)) before.insert(p);

@@ -20,5 +20,6 @@ RunFn add_html(CLI::App& root);
 RunFn add_export(CLI::App& root);
 RunFn add_query(CLI::App& root);
 RunFn add_diff(CLI::App& root);
+RunFn add_simulate(CLI::App& root);
 
 }  // namespace gpumemrec::cli

@@ -59,6 +59,7 @@ static int real_main(int argc, char** argv) {
   reg("export", add_export(app));
   reg("query", add_query(app));
   reg("diff", add_diff(app));
+  reg("simulate", add_simulate(app));
 
   try {
     app.parse(parse_argc, argv);

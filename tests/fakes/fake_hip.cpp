@@ -17,7 +17,7 @@
 #include <set>
 #include <unordered_set>
 
-#include "fakegpu_core.h"
+#include "core/ledger.h"
 
 // HIP 6 declarations missing from the HIP 5.2 headers.
 typedef enum hipDriverProcAddressQueryResult {
@@ -34,7 +34,7 @@ extern "C" hipError_t hipGetProcAddress(const char* symbol, void** pfn, int hipV
 
 namespace {
 
-using fakegpu::Kind;
+using sim::Kind;
 
 constexpr int kHipVersion = 60200000;  // 6.2 in HIP's major*1e7 + minor*1e5 encoding
 
@@ -46,7 +46,7 @@ struct FakePool {
   bool is_default;
   bool destroyed;
 };
-FakePool g_default_pools[fakegpu::kMaxDevices];
+FakePool g_default_pools[sim::kMaxDevices];
 std::once_flag g_pools_once;
 
 std::mutex g_mu;
@@ -54,7 +54,7 @@ std::set<void*>* g_streams = new std::set<void*>();
 std::set<void*>* g_pools = new std::set<void*>();
 std::unordered_set<void*>* g_host = new std::unordered_set<void*>();
 
-int ndev() { return fakegpu::config().devices; }
+int ndev() { return sim::config().devices; }
 bool valid_dev(int d) { return d >= 0 && d < ndev(); }
 
 hipError_t record(hipError_t e) {
@@ -64,17 +64,17 @@ hipError_t record(hipError_t e) {
 
 hipError_t map_core(int rc, hipError_t bad_device = hipErrorInvalidDevice) {
   switch (rc) {
-    case fakegpu::kOk: return hipSuccess;
-    case fakegpu::kInvalid: return hipErrorInvalidValue;
-    case fakegpu::kOom: return hipErrorOutOfMemory;
-    case fakegpu::kBadDevice: return bad_device;
+    case sim::kOk: return hipSuccess;
+    case sim::kInvalid: return hipErrorInvalidValue;
+    case sim::kOom: return hipErrorOutOfMemory;
+    case sim::kBadDevice: return bad_device;
   }
   return hipErrorUnknown;
 }
 
 FakePool* default_pool(int d) {
   std::call_once(g_pools_once, [] {
-    for (int i = 0; i < fakegpu::kMaxDevices; ++i) g_default_pools[i] = FakePool{i, true, false};
+    for (int i = 0; i < sim::kMaxDevices; ++i) g_default_pools[i] = FakePool{i, true, false};
   });
   return &g_default_pools[d];
 }
@@ -82,7 +82,7 @@ FakePool* default_pool(int d) {
 FakePool* pool_of(hipMemPool_t h) {
   if (h == nullptr) return nullptr;
   FakePool* p = reinterpret_cast<FakePool*>(h);
-  if (p >= g_default_pools && p < g_default_pools + fakegpu::kMaxDevices) {
+  if (p >= g_default_pools && p < g_default_pools + sim::kMaxDevices) {
     default_pool(0);
     return valid_dev(p->device) ? p : nullptr;
   }
@@ -97,14 +97,14 @@ hipError_t do_alloc(void** ptr, size_t size, int device, Kind kind) {
   *ptr = nullptr;
   if (size == 0) return hipSuccess;
   uint64_t addr = 0;
-  const int rc = fakegpu::alloc(device, size, kind, 0, false, &addr);
-  if (rc == fakegpu::kOk) *ptr = reinterpret_cast<void*>(static_cast<uintptr_t>(addr));
+  const int rc = sim::alloc(device, size, kind, 0, false, &addr);
+  if (rc == sim::kOk) *ptr = reinterpret_cast<void*>(static_cast<uintptr_t>(addr));
   return record(map_core(rc));
 }
 
 hipError_t do_free(void* ptr) {
   if (ptr == nullptr) return hipSuccess;
-  return record(map_core(fakegpu::free_ptr(reinterpret_cast<uintptr_t>(ptr))));
+  return record(map_core(sim::free_ptr(reinterpret_cast<uintptr_t>(ptr))));
 }
 
 hipError_t do_pitch(void** ptr, size_t* pitch, size_t width, size_t rows) {
@@ -222,13 +222,13 @@ FAKE_EXPORT hipError_t hipDeviceSynchronize(void) { return hipSuccess; }
 // current process" (hipDeviceReset), and the same for a device's primary
 // context (hipDevicePrimaryCtxReset).
 FAKE_EXPORT hipError_t hipDeviceReset(void) {
-  fakegpu::reset_device(t_device);
+  sim::reset_device(t_device);
   return hipSuccess;
 }
 
 FAKE_EXPORT hipError_t hipDevicePrimaryCtxReset(hipDevice_t dev) {
   if (!valid_dev(dev)) return record(hipErrorInvalidDevice);
-  fakegpu::reset_device(dev);
+  sim::reset_device(dev);
   return hipSuccess;
 }
 
@@ -256,8 +256,8 @@ FAKE_EXPORT hipError_t hipStreamDestroy(hipStream_t stream) {
 FAKE_EXPORT hipError_t hipMemGetInfo(size_t* free, size_t* total) {
   if (free == nullptr || total == nullptr) return record(hipErrorInvalidValue);
   if (!valid_dev(t_device)) return record(hipErrorInvalidDevice);
-  const uint64_t cap = fakegpu::config().capacity;
-  const uint64_t used = fakegpu::occupied_bytes(t_device);
+  const uint64_t cap = sim::config().capacity;
+  const uint64_t used = sim::occupied_bytes(t_device);
   *total = cap;
   *free = used >= cap ? 0 : cap - used;
   return hipSuccess;
@@ -373,36 +373,36 @@ FAKE_EXPORT hipError_t hipMemCreate(hipMemGenericAllocationHandle_t* handle, siz
   if (prop->type != hipMemAllocationTypePinned || prop->location.type != hipMemLocationTypeDevice)
     return record(hipErrorInvalidValue);
   uint64_t h = 0;
-  const int rc = fakegpu::create_physical(prop->location.id, size, &h);
-  if (rc == fakegpu::kOk) *handle = reinterpret_cast<hipMemGenericAllocationHandle_t>(static_cast<uintptr_t>(h));
+  const int rc = sim::create_physical(prop->location.id, size, &h);
+  if (rc == sim::kOk) *handle = reinterpret_cast<hipMemGenericAllocationHandle_t>(static_cast<uintptr_t>(h));
   return record(map_core(rc));
 }
 
 FAKE_EXPORT hipError_t hipMemRelease(hipMemGenericAllocationHandle_t handle) {
-  return record(map_core(fakegpu::release_physical(handle_value(handle))));
+  return record(map_core(sim::release_physical(handle_value(handle))));
 }
 
 FAKE_EXPORT hipError_t hipMemAddressReserve(void** ptr, size_t size, size_t alignment, void* addr,
                                             unsigned long long flags) {
   if (ptr == nullptr || flags != 0) return record(hipErrorInvalidValue);
   uint64_t out = 0;
-  const int rc = fakegpu::reserve_va(size, alignment, addr_value(addr), &out);
-  if (rc == fakegpu::kOk) *ptr = reinterpret_cast<void*>(static_cast<uintptr_t>(out));
+  const int rc = sim::reserve_va(size, alignment, addr_value(addr), &out);
+  if (rc == sim::kOk) *ptr = reinterpret_cast<void*>(static_cast<uintptr_t>(out));
   return record(map_core(rc));
 }
 
 FAKE_EXPORT hipError_t hipMemAddressFree(void* devPtr, size_t size) {
-  return record(map_core(fakegpu::free_va(addr_value(devPtr), size)));
+  return record(map_core(sim::free_va(addr_value(devPtr), size)));
 }
 
 FAKE_EXPORT hipError_t hipMemMap(void* ptr, size_t size, size_t offset, hipMemGenericAllocationHandle_t handle,
                                  unsigned long long flags) {
   if (flags != 0) return record(hipErrorInvalidValue);
-  return record(map_core(fakegpu::map(addr_value(ptr), size, offset, handle_value(handle))));
+  return record(map_core(sim::map(addr_value(ptr), size, offset, handle_value(handle))));
 }
 
 FAKE_EXPORT hipError_t hipMemUnmap(void* ptr, size_t size) {
-  return record(map_core(fakegpu::unmap(addr_value(ptr), size)));
+  return record(map_core(sim::unmap(addr_value(ptr), size)));
 }
 
 FAKE_EXPORT hipError_t hipMemSetAccess(void* ptr, size_t size, const hipMemAccessDesc* desc, size_t count) {
@@ -411,13 +411,13 @@ FAKE_EXPORT hipError_t hipMemSetAccess(void* ptr, size_t size, const hipMemAcces
     if (desc[i].location.type != hipMemLocationTypeDevice) return record(hipErrorInvalidValue);
     if (!valid_dev(desc[i].location.id)) return record(hipErrorInvalidDevice);
   }
-  return record(map_core(fakegpu::check_mapped(addr_value(ptr), size)));
+  return record(map_core(sim::check_mapped(addr_value(ptr), size)));
 }
 
 FAKE_EXPORT hipError_t hipMemGetAllocationGranularity(size_t* granularity, const hipMemAllocationProp* prop,
                                                       hipMemAllocationGranularity_flags option) {
   if (granularity == nullptr || prop == nullptr) return record(hipErrorInvalidValue);
-  *granularity = fakegpu::kGranularity;
+  *granularity = sim::kGranularity;
   return hipSuccess;
 }
 
@@ -479,14 +479,14 @@ FAKE_EXPORT hipError_t hipGetProcAddress(const char* symbol, void** pfn, int hip
 // Test helpers
 // ---------------------------------------------------------------------------
 
-FAKE_EXPORT int fakegpu_write_ledger(const char* path) { return fakegpu::write_ledger(path); }
-FAKE_EXPORT int fakegpu_hip_write_ledger(const char* path) { return fakegpu::write_ledger(path); }
+FAKE_EXPORT int fakegpu_write_ledger(const char* path) { return sim::write_ledger(path); }
+FAKE_EXPORT int fakegpu_hip_write_ledger(const char* path) { return sim::write_ledger(path); }
 FAKE_EXPORT unsigned long long fakegpu_hip_live_bytes(int device) {
-  return valid_dev(device) ? fakegpu::used_bytes(device) : 0;
+  return valid_dev(device) ? sim::used_bytes(device) : 0;
 }
 
 __attribute__((constructor)) static void fake_hip_loaded() {
-  fakegpu::note_loader_pid();
-  fakegpu::prereserve();
+  sim::note_loader_pid();
+  sim::prereserve();
 }
-__attribute__((destructor)) static void fake_hip_unloaded() { fakegpu::write_ledger_at_exit(); }
+__attribute__((destructor)) static void fake_hip_unloaded() { sim::write_ledger_at_exit(); }

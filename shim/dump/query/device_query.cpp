@@ -68,12 +68,25 @@ void query(const Api& a, DeviceReport* r) {
   }
 }
 
+// The simulated driver says which card it simulates (simulate/driver/helpers.cpp).
+void query_simulated(DeviceReport* r) {
+  using Profile = const char* (*)();
+  using Devices = int (*)();
+  auto profile = sym<Profile>(Library::CUDA, "gpumemrec_simulated_profile");
+  auto devices = sym<Devices>(Library::CUDA, "gpumemrec_simulated_devices");
+  const char* id = profile ? profile() : nullptr;
+  if (id == nullptr || *id == '\0') return;
+  r->simulated_profile = id;
+  r->simulated_devices = devices ? devices() : 0;
+}
+
 }  // namespace
 
 DeviceReport query_devices(Backend backend, int device) {
   DeviceReport r;
   (void)device;  // the failing thread's current device is what the driver reports
   query(backend == Backend::kHip ? kHipApi : kCudaApi, &r);
+  if (backend != Backend::kHip) query_simulated(&r);
   return r;
 }
 

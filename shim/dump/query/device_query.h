@@ -24,6 +24,10 @@ struct DeviceReport {
   int driver_version = 0;   // 0 = unknown
   int runtime_version = 0;  // 0 = unknown
   std::vector<DeviceInfo> devices;
+  // gpumemrec's simulated card, when the driver is the simulated one with a
+  // profile chosen (simulate/: gpumemrec_simulated_profile): its id, "" otherwise.
+  std::string simulated_profile;
+  int simulated_devices = 0;
 };
 
 // Must run on the thread that failed (its current context is the device's).

@@ -117,6 +117,11 @@ void fill_metadata(const BundleInput& in, const DumpSnapshot& snap, model::Metad
     m->device_free_bytes = in.devices.free_bytes;
     m->device_total_bytes = in.devices.total_bytes;
   }
+  if (!in.devices.simulated_profile.empty()) {
+    m->simulated = model::Metadata::Simulated{in.devices.simulated_profile,
+                                              in.devices.devices.empty() ? "" : in.devices.devices[0].name,
+                                              in.devices.simulated_devices};
+  }
   m->live_bytes = snap.live_bytes;
   m->live_allocations = snap.live_count;
   for (auto& kv : snap.live_by_device) m->live_bytes_by_device[kv.first] = kv.second;

@@ -56,6 +56,20 @@ void int_or_string(JsonWriter& w, const char* key, const char* v) {
   else w.String(v);
 }
 
+// Made on gpumemrec's simulated card: which one (null on a real GPU).
+void write_simulated(JsonWriter& w, const model::Metadata& m) {
+  w.Key(key::kSimulated);
+  if (!m.simulated) {
+    w.Null();
+    return;
+  }
+  w.StartObject();
+  w.Key(key::kProfile); w.String(m.simulated->profile);
+  w.Key(key::kName); w.String(m.simulated->name);
+  w.Key(key::kDevices); w.Int(m.simulated->devices);
+  w.EndObject();
+}
+
 void write_custom_metadata(JsonWriter& w) {
   w.Key(key::kCustomMetadata);
   w.StartObject();
@@ -198,6 +212,7 @@ bool write_metadata_json(BundleFiles& files, const BundleContent& c, std::string
     w.Key(key::kContext); w.String(m.context);
     write_exception(w, c.in, m);
     w.Key(key::kBackend); w.String(m.backend);
+    write_simulated(w, m);
     w.Key(key::kPid); w.Int(getpid());
     w.Key(key::kCapturedEventCount); w.Uint64(m.captured_event_count);
     w.Key(key::kTotalEventCount); w.Uint64(m.total_event_count);

@@ -184,12 +184,26 @@ void write_top_sites(FdOut& o, const BundleContent& c, const site::Rules& rules)
   }
 }
 
+// The first line of a bundle made on the simulated card says so.
+void write_simulated_line(FdOut& o, const BundleContent& c) {
+  const auto& s = c.model.metadata.simulated;
+  if (!s) return;
+  o.write("SIMULATED: ");
+  o.write(s->name.c_str());
+  o.write(" x");
+  o.write(std::to_string(s->devices).c_str());
+  o.write(" (gpumemrec's simulated card ");
+  o.write(s->profile.c_str());
+  o.write("): no GPU ran this program; memory is as the driver would give it, kernels did not run\n");
+}
+
 }  // namespace
 
 bool write_summary_txt(BundleFiles& files, const BundleContent& c, std::string* error) {
   OutFile file(files, file::kSummary);
   if (file.ok()) {
     FdOut& o = file.out();
+    write_simulated_line(o, c);
     o.write("gpumemrec dump ");
     o.write(c.in.bundle_name.c_str());
     o.write("\n\n");

@@ -1,8 +1,7 @@
-// Fake NVML: libnvidia-ml.so.1.
+// The simulated NVML (libnvidia-ml.so.1): initialisation, devices, memory
+// and the processes on each device. PCI, UUID and versions: device_info.cpp.
 //
-// Minimal own declarations with the real NVML ABI (no nvml.h on this machine):
-//   nvmlProcessInfo_v1_t = { unsigned int pid; unsigned long long usedGpuMemory; }
-//   nvmlProcessInfo_t (= _v2_t) = { pid; usedGpuMemory; gpuInstanceId; computeInstanceId; }
+// Types: nvml/types.h.
 //   nvmlDeviceGetComputeRunningProcesses     -> v1 layout
 //   nvmlDeviceGetComputeRunningProcesses_v2 / _v3 -> 4-field layout
 //
@@ -25,58 +24,12 @@
 #include <thread>
 #include <vector>
 
-extern "C" {
+#include "core/config.h"
+#include "core/shared_ledger.h"
+#include "nvml/internal.h"
 
-typedef enum nvmlReturn_enum {
-  NVML_SUCCESS = 0,
-  NVML_ERROR_UNINITIALIZED = 1,
-  NVML_ERROR_INVALID_ARGUMENT = 2,
-  NVML_ERROR_NOT_SUPPORTED = 3,
-  NVML_ERROR_NO_PERMISSION = 4,
-  NVML_ERROR_ALREADY_INITIALIZED = 5,
-  NVML_ERROR_NOT_FOUND = 6,
-  NVML_ERROR_INSUFFICIENT_SIZE = 7,
-  NVML_ERROR_DRIVER_NOT_LOADED = 9,
-  NVML_ERROR_FUNCTION_NOT_FOUND = 13,
-  NVML_ERROR_ARGUMENT_VERSION_MISMATCH = 25,
-  NVML_ERROR_UNKNOWN = 999
-} nvmlReturn_t;
 
-typedef struct nvmlDevice_st* nvmlDevice_t;
 
-typedef struct nvmlMemory_st {
-  unsigned long long total;
-  unsigned long long free;
-  unsigned long long used;
-} nvmlMemory_t;
-
-typedef struct nvmlMemory_v2_st {
-  unsigned int version;
-  unsigned long long total;
-  unsigned long long reserved;
-  unsigned long long free;
-  unsigned long long used;
-} nvmlMemory_v2_t;
-
-typedef struct nvmlProcessInfo_v1_st {
-  unsigned int pid;
-  unsigned long long usedGpuMemory;
-} nvmlProcessInfo_v1_t;
-
-typedef struct nvmlProcessInfo_st {
-  unsigned int pid;
-  unsigned long long usedGpuMemory;
-  unsigned int gpuInstanceId;
-  unsigned int computeInstanceId;
-} nvmlProcessInfo_t;
-typedef nvmlProcessInfo_t nvmlProcessInfo_v2_t;
-
-}  // extern "C"
-
-static_assert(sizeof(nvmlProcessInfo_v1_t) == 16, "v1 layout");
-static_assert(sizeof(nvmlProcessInfo_t) == 24, "v2/v3 layout");
-
-#define FAKE_EXPORT extern "C" __attribute__((visibility("default")))
 
 namespace {
 
@@ -104,23 +57,34 @@ uint64_t env_u64(const char* name, uint64_t def) {
   return v;
 }
 
-uint64_t capacity() { return env_u64("FAKEGPU_CAPACITY", 1073741824ull); }
-int device_count() {
-  uint64_t n = env_u64("FAKEGPU_DEVICES", 1);
-  return n > kMaxDevices ? kMaxDevices : static_cast<int>(n);
+// NVML's total is the card's whole memory (nvidia-smi's figure), larger than
+// what the driver reports as the context's total (cuMemGetInfo).
+uint64_t capacity() {
+  const sim::Config& c = sim::config();
+  return c.profile != nullptr ? c.profile->nvml_total_bytes : c.capacity;
 }
+int device_count() { return sim::config().devices; }
 
-bool initialized() {
+}  // namespace
+
+bool nvml_initialized() {
   std::lock_guard<std::mutex> lock(g_mu);
   return g_init_count > 0;
 }
 
-int device_index(nvmlDevice_t d) {
+nvmlDevice_t nvml_device(int index) { return reinterpret_cast<nvmlDevice_t>(&g_device_objects[index]); }
+
+int nvml_device_index(nvmlDevice_t d) {
   const char* p = reinterpret_cast<const char*>(d);
   if (p < g_device_objects || p >= g_device_objects + kMaxDevices) return -1;
   const int idx = static_cast<int>(p - g_device_objects);
   return idx < device_count() ? idx : -1;
 }
+
+namespace {
+
+bool initialized() { return nvml_initialized(); }
+int device_index(nvmlDevice_t d) { return nvml_device_index(d); }
 
 // What the fake libcuda holds for this process (its allocations and its
 // FAKEGPU_CONTEXT_BYTES), or -1 if it is not loaded.
@@ -180,6 +144,9 @@ std::vector<Proc> processes(int device) {
   }
   const long long own = own_cuda_bytes(device);
   if (own >= 0) out.push_back(Proc{static_cast<unsigned int>(getpid()), static_cast<unsigned long long>(own), ""});
+  // The run's other processes on this device (core/shared_ledger.h).
+  for (const sim::shared::Peer& p : sim::shared::peers(device))
+    out.push_back(Proc{static_cast<unsigned int>(p.pid), static_cast<unsigned long long>(p.bytes), ""});
   return out;
 }
 
@@ -265,8 +232,9 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char* name, unsi
   if (!initialized()) return NVML_ERROR_UNINITIALIZED;
   const int d = device_index(device);
   if (d < 0 || name == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
-  char buf[64];
-  const int n = snprintf(buf, sizeof buf, "Fake GPU %d", d);
+  char buf[96];
+  sim::device_name(d, buf, sizeof buf);
+  const int n = static_cast<int>(strlen(buf));
   if (length <= static_cast<unsigned int>(n)) return NVML_ERROR_INSUFFICIENT_SIZE;
   memcpy(name, buf, static_cast<size_t>(n) + 1);
   return NVML_SUCCESS;

@@ -1,17 +1,20 @@
-// Internal core shared by the fake GPU drivers (libcuda.so.1, libamdhip64.so.6).
+// The device memory ledger of a simulated driver (libcuda.so.1, and the test
+// suite's libamdhip64.so.6): address arenas, live allocations, VMM handles and
+// mappings, stream-ordered pools, and the JSON ledger tests read.
 //
-// Linked as a static, hidden-visibility library into each fake, so every fake
-// driver library has its OWN ledger (two fakes loaded in one process never
-// share state, exactly like two real drivers would not).
-//
-// Nothing here is exported from the shared libraries; the public surface of
-// each fake is its driver API plus a handful of extern "C" fakegpu_* helpers.
+// Linked as a static, hidden-visibility library into each driver library, so
+// each has its OWN ledger (two drivers loaded in one process never share
+// state, exactly like two real drivers would not). Nothing here is exported;
+// the public surface is the driver API plus a handful of extern "C"
+// fakegpu_* helpers the tests and the other simulated libraries use.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
-namespace fakegpu {
+#include "core/config.h"
+
+namespace sim {
 
 enum class Kind { Device = 0, Managed = 1, Physical = 2 };
 
@@ -25,20 +28,8 @@ enum Rc : int {
   kBadDevice = 3,  // device index out of range
 };
 
-struct Config {
-  uint64_t capacity;  // bytes per device (FAKEGPU_CAPACITY)
-  int devices;        // FAKEGPU_DEVICES, 0..kMaxDevices
-  bool reserve_va;    // FAKEGPU_RESERVE_VA != "0": reserve device ranges against host mappings
-  uint64_t context_bytes = 0;  // FAKEGPU_CONTEXT_BYTES: this process's context overhead on each device
-  uint64_t others_bytes = 0;   // FAKEGPU_OTHERS_BYTES: bytes other processes hold on device 0
-};
-
-constexpr int kMaxDevices = 64;
 constexpr uint64_t kGranularity = 2ull << 20;  // VMM granularity, 2 MiB
 constexpr uint64_t kAlign = 256;               // every allocation address
-
-// Reads FAKEGPU_CAPACITY / FAKEGPU_DEVICES once (thread-safe, lazily).
-const Config& config();
 
 // Address ranges.
 //   device d allocations (device + managed): [0x100000000000 + (d << 40), + 1 TiB)
@@ -52,6 +43,10 @@ constexpr uint64_t kV1End = 0xfff00000ull;
 constexpr uint64_t kVaBase = 0x300000000000ull;
 constexpr uint64_t kVaSpan = 1ull << 44;
 constexpr uint64_t kHandleBase = 0x500000000000ull;
+
+// True for an address in a device arena or a VA reservation: device memory
+// (host mappings never land there: the arenas reserve what they hand out).
+inline bool is_device_address(uint64_t a) { return a >= kDeviceBase && a < kVaBase + kVaSpan; }
 
 // Allocates `size` bytes (size > 0) on `device`. `align` must be a power of
 // two >= 256 (0 means 256). `v1_arena` places the allocation in the 32-bit
@@ -68,11 +63,24 @@ int free_ptr(uint64_t addr);
 // synchronization"), so NVML still counts them (process_bytes); an async
 // allocation takes from them first. Seen on an H200 (PyTorch's
 // cudaMallocAsync backend freeing 139 GiB left NVML's figure unchanged).
-// The fake keeps them out of occupied_bytes (the device's free memory).
+// They are not free either (occupied_bytes): the pool holds them.
 int free_to_pool(uint64_t addr);
-void pool_take(int device, uint64_t size);
+// A stream-ordered allocation (cuMemAllocAsync): as alloc(), taking first
+// from what the device's pool keeps.
+int alloc_from_pool(int device, uint64_t size, uint64_t* out);
+// At a synchronization: each device's pool keeps at most its release
+// threshold (CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, 0 by default; PyTorch's
+// cudaMallocAsync backend sets it to UINT64_MAX).
 void pool_release_all();
+void pool_trim(int device, uint64_t keep);  // cuMemPoolTrimTo
 uint64_t pool_kept_bytes(int device);
+// What cuMemPoolGetAttribute reports of a device's pool.
+struct PoolStats {
+  uint64_t reserved, reserved_high, used, used_high, threshold;
+};
+PoolStats pool_stats(int device);
+enum class PoolField { Threshold, ReservedHigh, UsedHigh };  // the high marks are reset to the current value
+void pool_set(int device, PoolField field, uint64_t value);
 
 // A primary context destroyed (cuDevicePrimaryCtxReset, the last
 // cuDevicePrimaryCtxRelease, cudaDeviceReset, hipDeviceReset): every
@@ -83,6 +91,18 @@ int reset_device(int device);
 // True if addr is the start of a live alloc()/create_physical() entry.
 bool is_live(uint64_t addr);
 
+// The allocation or mapping holding addr (interior addresses too).
+struct Found {
+  uint64_t start;  // the allocation's address, or the mapping's
+  uint64_t size;   // its accounted size (a mapping: its length)
+  int device;
+  Kind kind;       // Device, Managed, or Physical for a mapped VA range
+  uint64_t handle; // a mapping's physical handle (0 otherwise)
+};
+bool find(uint64_t addr, Found* out);
+// The device of a live physical handle (cuMemCreate), or -1.
+int physical_device(uint64_t handle);
+
 // VMM. Physical handles count against capacity; VA does not.
 int create_physical(int device, uint64_t size, uint64_t* handle);
 int release_physical(uint64_t handle);
@@ -92,10 +112,16 @@ int map(uint64_t ptr, uint64_t size, uint64_t offset, uint64_t handle);
 int unmap(uint64_t ptr, uint64_t size);
 int check_mapped(uint64_t ptr, uint64_t size);
 
+// The device's primary context was made (the driver's mark_active): from now
+// on the run's other processes count its context bytes on that device
+// (core/shared_ledger.h); reset_device() ends it.
+void note_context(int device);
+
 // Accounting.
 uint64_t used_bytes(int device);
 // Bytes of the device not free: this process's allocations, its context
-// (FAKEGPU_CONTEXT_BYTES) and other processes' memory (FAKEGPU_OTHERS_BYTES).
+// (FAKEGPU_CONTEXT_BYTES), other processes' memory (FAKEGPU_OTHERS_BYTES) and
+// what the run's other processes hold on it (core/shared_ledger.h).
 uint64_t occupied_bytes(int device);
 // What NVML reports for this process: its allocations, its context and
 // what its pools keep.
@@ -116,4 +142,4 @@ void note_loader_pid();
 // from the library constructor.
 void prereserve();
 
-}  // namespace fakegpu
+}  // namespace sim
