@@ -28,8 +28,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-sys.path.insert(0, os.path.join(ROOT, "tests"))
-import frameworks_venv  # noqa: E402
+sys.path.insert(0, os.path.join(ROOT, "tests", "simulate"))
+import frameworks_venv  # noqa: E402  (the venv's one finder)
 
 
 def timed(cmd, env=None, stdout=subprocess.DEVNULL):
@@ -73,7 +73,7 @@ def main():
     ap.add_argument("--work", default=None)
     ap.add_argument("--bundle", default=None, help="an existing bundle instead of a new one")
     a = ap.parse_args()
-    frameworks_venv.reexec_in_venv("bench/tables_bench.py")
+    frameworks_venv.reexec_in_venv()
     gmr = os.path.join(os.path.abspath(a.build_dir), "bin", "gpumemrec")
     work = a.work or tempfile.mkdtemp(prefix="gmr_tables_bench_")
     os.makedirs(work, exist_ok=True)

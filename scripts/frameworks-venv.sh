@@ -14,7 +14,7 @@
 #        scripts/frameworks-venv.sh --check  -> exit 0 if it exists, 1 if not
 #        scripts/frameworks-venv.sh --path   -> prints its directory if it exists,
 #                                               exit 1 if not (never makes it: the
-#                                               tests that use it, tests/frameworks_venv.py)
+#                                               tests that use it: tests/simulate/frameworks_venv.py)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REQ=tests/requirements-frameworks.txt

@@ -25,7 +25,7 @@ device 0"), and so a bundle about device 0 with the card's accounting. On
 the CPU, JAX's buffers are host memory: the recorder sees no driver call,
 and XLA's message names no device (framework.json device -1).
 
-Exit 0 pass, 1 fail, 77 skip (no frameworks venv: tests/frameworks_venv.py).
+Exit 0 pass, 1 fail, 77 skip (no frameworks venv: tests/simulate/frameworks_venv.py).
 """
 import argparse
 import gzip
@@ -37,8 +37,8 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
-import frameworks_venv  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "simulate"))
+import frameworks_venv  # noqa: E402  (tests/simulate: the venv's one finder)
 from run_framework import (CASES, Failure, bundles, check, check_jax_report, check_roles,  # noqa: E402
                            framework_bundle, load)
 
@@ -102,7 +102,7 @@ def main():
     ap.add_argument("--gpumemrec", default="")
     args = ap.parse_args()
     args.shim = os.path.abspath(args.shim)  # the program runs in a temporary directory
-    python = frameworks_venv.python_or_skip("the real-JAX test")
+    python = frameworks_venv.python_or_skip()
     with tempfile.TemporaryDirectory() as tmp:
         try:
             expect = check_run(run_program(python, args.shim, args.mode, tmp), args.mode)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""docs/fleet.md in the engines of the frameworks venv (tests/frameworks_venv.py):
+"""docs/fleet.md in the engines of the frameworks venv (scripts/frameworks-venv.sh):
 the tables of `gpumemrec export --format tables`, as JSON Lines and as
 Parquet (--table-format parquet, written by the venv's pyarrow), loaded and
 questioned by one engine per run, with the code of docs/fleet.md, extracted
@@ -32,8 +32,8 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
-import frameworks_venv  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "simulate"))
+import frameworks_venv  # noqa: E402  (tests/simulate: the venv's one finder)
 
 import run_fleet_queries as fq  # noqa: E402  (this folder: the bundles, the expected answers)
 
@@ -250,7 +250,7 @@ def main():
     ap.add_argument("--gpumemrec", required=True)
     ap.add_argument("--work", required=True)
     args = ap.parse_args()
-    frameworks_venv.reexec_in_venv("tools.fleet_engine.%s" % args.engine)
+    frameworks_venv.reexec_in_venv()
     work = os.path.abspath(args.work)
     os.makedirs(work, exist_ok=True)
     src, by_rank, _ = fq.make_bundles(work)

@@ -128,9 +128,12 @@ def auditwheel_show(a):
     wheel wheel.build made: the tag it says is the file name's, which is the
     README's manylinux_2_28_x86_64, and it needs no library outside the
     manylinux policy."""
-    sys.path.insert(0, os.path.dirname(HERE))
-    import frameworks_venv
-    auditwheel = os.path.join(frameworks_venv.venv_or_skip("wheel.auditwheel"), "bin", "auditwheel")
+    sys.path.insert(0, os.path.join(os.path.dirname(HERE), "simulate"))
+    import frameworks_venv  # tests/simulate: the venv's one finder
+    venv = frameworks_venv.find()
+    if venv is None:
+        raise Skip("the frameworks venv (auditwheel) is absent (make it with scripts/frameworks-venv.sh)")
+    auditwheel = str(venv / "bin" / "auditwheel")
     whl = glob.glob(os.path.join(a.work, "dist", "gpumemrec-*.whl"))
     check(len(whl) == 1, "no wheel in %s (did wheel.build run?)" % os.path.join(a.work, "dist"))
     rc, out, err = run([auditwheel, "show", "--json", whl[0]], timeout=300)
