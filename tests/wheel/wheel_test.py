@@ -231,6 +231,22 @@ def install_and_run(a):
         rc, out, err = run([py, os.path.join(HERE, "read_bundle.py"), b, venv], env=env, cwd=venv)
         sys.stdout.write(out)
         check(rc == 0, "read_bundle.py %s: rc=%d\n%s" % (b, rc, err[-1500:]))
+    check_parquet_python(gmr, b1, venv, env)
+
+
+def check_parquet_python(gmr, bundle, venv, env):
+    """The console script hands `export --table-format parquet` its own
+    Python (GPUMEMREC_PYTHON): Parquet files where the venv has pyarrow, else
+    one line naming the venv's Python."""
+    out = os.path.join(venv, "tables")
+    rc, _, err = run([gmr, "export", "-f", "tables", "--table-format", "parquet", bundle, "-o", out], env=env)
+    if rc == 0:
+        check(glob.glob(os.path.join(out, "events", "*.parquet")), "no Parquet file in %s" % out)
+    else:
+        said = re.search(r"parquet: (\S+) has no pyarrow", err)
+        check(rc == 1 and said and said.group(1).startswith(venv + "/"),
+              "export --table-format parquet from the wheel: rc=%d %s" % (rc, err[-500:]))
+    print("ok: export --table-format parquet uses the venv's Python (%s)" % ("written" if rc == 0 else "no pyarrow"))
 
 
 def main():
