@@ -16,6 +16,10 @@ struct ExportEntry {
 extern const ExportEntry kExports[];
 extern const size_t kExportCount;
 
+// The SONAME of the library this copy of the core is linked into
+// ("libcuda.so.1"; "" outside a simulated library, e.g. in unit tests).
+extern const char* const kLibraryName;
+
 // The library's function called exactly `name`, or nullptr.
 void* find_export(const char* name);
 

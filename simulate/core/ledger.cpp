@@ -2,6 +2,8 @@
 // live allocations, VMM bookkeeping and the JSON ledger writer.
 #include "core/ledger.h"
 
+#include "core/shared_ledger.h"
+
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -182,6 +184,7 @@ struct State {
   std::map<uint64_t, Mapping> mappings;     // VA start -> mapping
   uint64_t used[kMaxDevices] = {};
   uint64_t pool_kept[kMaxDevices] = {};  // freed by cuMemFreeAsync, not yet released
+  bool context_active[kMaxDevices] = {};  // the device's primary context exists (note_context)
   uint64_t pool_used[kMaxDevices] = {};  // live cuMemAllocAsync bytes
   uint64_t pool_threshold[kMaxDevices] = {};  // CU_MEMPOOL_ATTR_RELEASE_THRESHOLD (default 0)
   uint64_t pool_reserved_high[kMaxDevices] = {};
@@ -224,17 +227,60 @@ uint64_t overhead(int device) {
   return c.context_bytes + c.reserved_bytes + (device == 0 ? c.others_bytes : 0);
 }
 
+// What the run's other processes see of this one on `device` (NVML's figure):
+// core/shared_ledger.h. Requires s.mu held.
+void publish_locked(State& s, int device) {
+  shared::publish(device, s.used[device] + s.pool_kept[device] +
+                              (s.context_active[device] ? config().context_bytes : 0));
+}
+
+// A stream-ordered allocation of `size`, `reuse` of it from what the pool
+// kept: the pool's statistics (cuMemPoolGetAttribute). Requires s.mu held.
+void take_from_pool_locked(State& s, int device, uint64_t size, uint64_t reuse) {
+  s.pool_kept[device] -= reuse;
+  s.pool_used[device] += size;
+  const uint64_t reserved = s.pool_used[device] + s.pool_kept[device];
+  if (reserved > s.pool_reserved_high[device]) s.pool_reserved_high[device] = reserved;
+  if (s.pool_used[device] > s.pool_used_high[device]) s.pool_used_high[device] = s.pool_used[device];
+}
+
+// The capacity check: this process's bytes and overhead, and what the run's
+// other processes hold (xlock: the device's cross-process lock, held until
+// the allocation is published). Requires s.mu held.
+// What a stream-ordered pool keeps is the device's, not free: `reuse` of it
+// is what this allocation takes back from the pool (alloc_from_pool).
+bool fits(State& s, shared::DeviceLock& xlock, int device, uint64_t size, uint64_t reuse = 0) {
+  const uint64_t cap = config().capacity;
+  if (size > cap) return false;
+  const uint64_t mine = s.used[device] + s.pool_kept[device] - reuse + overhead(device);
+  if (mine + xlock.others(false) <= cap - size) return true;
+  return mine + xlock.others(true) <= cap - size;  // with the shares of processes that died freed
+}
+
 }  // namespace
 
-int alloc(int device, uint64_t size, Kind kind, uint64_t align, bool v1_arena, uint64_t* out) {
+void note_context(int device) {
+  if (device < 0 || device >= kMaxDevices) return;
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (s.context_active[device]) return;
+  s.context_active[device] = true;
+  publish_locked(s, device);
+}
+
+namespace {
+
+// alloc and alloc_from_pool: `pooled` takes from what the device's pool keeps first.
+int alloc_impl(int device, uint64_t size, Kind kind, uint64_t align, bool v1_arena, bool pooled, uint64_t* out) {
   if (out == nullptr || size == 0) return kInvalid;
   if (!device_ok(device)) return kBadDevice;
   if (align == 0) align = kAlign;
   if (!is_pow2(align) || align < kAlign) return kInvalid;
-  const uint64_t cap = config().capacity;
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mu);
-  if (size > cap || s.used[device] + overhead(device) > cap - size) return kOom;
+  shared::DeviceLock xlock(device);
+  const uint64_t reuse = pooled ? std::min<uint64_t>(size, s.pool_kept[device]) : 0;
+  if (!fits(s, xlock, device, size, reuse)) return kOom;
   const uint64_t span = round_up(size, kAlign);
   if (span < size) return kOom;  // overflow
   Arena* arena = v1_arena ? &s.v1_arena : &s.device_arena[device];
@@ -242,8 +288,20 @@ int alloc(int device, uint64_t size, Kind kind, uint64_t align, bool v1_arena, u
   if (!arena->alloc(span, align, &addr)) return kOom;  // address space exhausted
   s.live[addr] = Entry{size, span, device, kind, arena};
   s.used[device] += size;
+  if (pooled) take_from_pool_locked(s, device, size, reuse);
+  publish_locked(s, device);
   *out = addr;
   return kOk;
+}
+
+}  // namespace
+
+int alloc(int device, uint64_t size, Kind kind, uint64_t align, bool v1_arena, uint64_t* out) {
+  return alloc_impl(device, size, kind, align, v1_arena, false, out);
+}
+
+int alloc_from_pool(int device, uint64_t size, uint64_t* out) {
+  return alloc_impl(device, size, Kind::Device, 0, false, true, out);
 }
 
 namespace {
@@ -262,6 +320,7 @@ int release_alloc(uint64_t addr, bool to_pool) {
     s.pool_kept[d] += it->second.size;
     s.pool_used[d] -= it->second.size < s.pool_used[d] ? it->second.size : s.pool_used[d];
   }
+  publish_locked(s, it->second.device);
   s.live.erase(it);
   return kOk;
 }
@@ -272,23 +331,15 @@ int free_ptr(uint64_t addr) { return release_alloc(addr, false); }
 
 int free_to_pool(uint64_t addr) { return release_alloc(addr, true); }
 
-void pool_take(int device, uint64_t size) {
-  if (device < 0 || device >= kMaxDevices) return;
-  State& s = state();
-  std::lock_guard<std::mutex> lock(s.mu);
-  s.pool_kept[device] -= size < s.pool_kept[device] ? size : s.pool_kept[device];
-  s.pool_used[device] += size;
-  const uint64_t reserved = s.pool_used[device] + s.pool_kept[device];
-  if (reserved > s.pool_reserved_high[device]) s.pool_reserved_high[device] = reserved;
-  if (s.pool_used[device] > s.pool_used_high[device]) s.pool_used_high[device] = s.pool_used[device];
-}
 
 void pool_release_all() {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mu);
   for (int d = 0; d < kMaxDevices; ++d)
-    if (s.pool_kept[d] + s.pool_used[d] > s.pool_threshold[d])
+    if (s.pool_kept[d] + s.pool_used[d] > s.pool_threshold[d]) {
       s.pool_kept[d] = s.pool_threshold[d] > s.pool_used[d] ? s.pool_threshold[d] - s.pool_used[d] : 0;
+      publish_locked(s, d);
+    }
 }
 
 void pool_trim(int device, uint64_t keep) {
@@ -297,6 +348,7 @@ void pool_trim(int device, uint64_t keep) {
   std::lock_guard<std::mutex> lock(s.mu);
   if (s.pool_kept[device] + s.pool_used[device] > keep)
     s.pool_kept[device] = keep > s.pool_used[device] ? keep - s.pool_used[device] : 0;
+  publish_locked(s, device);
 }
 
 PoolStats pool_stats(int device) {
@@ -345,6 +397,8 @@ int reset_device(int device) {
   }
   s.used[device] = 0;
   s.pool_kept[device] = 0;
+  s.context_active[device] = false;  // the primary context is gone with its memory
+  publish_locked(s, device);
   s.pool_used[device] = 0;
   return n;
 }
@@ -387,13 +441,14 @@ int physical_device(uint64_t handle) {
 int create_physical(int device, uint64_t size, uint64_t* handle) {
   if (handle == nullptr || size == 0 || size % kGranularity != 0) return kInvalid;
   if (!device_ok(device)) return kBadDevice;
-  const uint64_t cap = config().capacity;
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mu);
-  if (size > cap || s.used[device] + overhead(device) > cap - size) return kOom;
+  shared::DeviceLock xlock(device);
+  if (!fits(s, xlock, device, size)) return kOom;
   const uint64_t h = kHandleBase + (s.next_handle++ << 12);
   s.live[h] = Entry{size, 0, device, Kind::Physical, nullptr};
   s.used[device] += size;
+  publish_locked(s, device);
   *handle = h;
   return kOk;
 }
@@ -406,6 +461,7 @@ int release_physical(uint64_t handle) {
   // Simplification: the physical memory is returned at release even if a
   // mapping still refers to it (the real driver defers until the last unmap).
   s.used[it->second.device] -= it->second.size;
+  publish_locked(s, it->second.device);
   s.live.erase(it);
   return kOk;
 }
@@ -516,7 +572,7 @@ uint64_t used_bytes(int device) {
 
 uint64_t occupied_bytes(int device) {
   if (device < 0 || device >= kMaxDevices) return 0;
-  return used_bytes(device) + overhead(device);
+  return used_bytes(device) + pool_kept_bytes(device) + overhead(device) + shared::others_bytes(device);
 }
 
 uint64_t process_bytes(int device) {

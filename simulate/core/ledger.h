@@ -63,9 +63,11 @@ int free_ptr(uint64_t addr);
 // synchronization"), so NVML still counts them (process_bytes); an async
 // allocation takes from them first. Seen on an H200 (PyTorch's
 // cudaMallocAsync backend freeing 139 GiB left NVML's figure unchanged).
-// The fake keeps them out of occupied_bytes (the device's free memory).
+// They are not free either (occupied_bytes): the pool holds them.
 int free_to_pool(uint64_t addr);
-void pool_take(int device, uint64_t size);
+// A stream-ordered allocation (cuMemAllocAsync): as alloc(), taking first
+// from what the device's pool keeps.
+int alloc_from_pool(int device, uint64_t size, uint64_t* out);
 // At a synchronization: each device's pool keeps at most its release
 // threshold (CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, 0 by default; PyTorch's
 // cudaMallocAsync backend sets it to UINT64_MAX).
@@ -110,10 +112,16 @@ int map(uint64_t ptr, uint64_t size, uint64_t offset, uint64_t handle);
 int unmap(uint64_t ptr, uint64_t size);
 int check_mapped(uint64_t ptr, uint64_t size);
 
+// The device's primary context was made (the driver's mark_active): from now
+// on the run's other processes count its context bytes on that device
+// (core/shared_ledger.h); reset_device() ends it.
+void note_context(int device);
+
 // Accounting.
 uint64_t used_bytes(int device);
 // Bytes of the device not free: this process's allocations, its context
-// (FAKEGPU_CONTEXT_BYTES) and other processes' memory (FAKEGPU_OTHERS_BYTES).
+// (FAKEGPU_CONTEXT_BYTES), other processes' memory (FAKEGPU_OTHERS_BYTES) and
+// what the run's other processes hold on it (core/shared_ledger.h).
 uint64_t occupied_bytes(int device);
 // What NVML reports for this process: its allocations, its context and
 // what its pools keep.

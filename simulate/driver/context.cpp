@@ -73,7 +73,9 @@ void make_current(CUcontext ctx) {
 }  // namespace
 
 void mark_active(int d) {
-  if (d >= 0 && d < sim::kMaxDevices) g_primary_active[d].store(true);
+  // From inactive to active: the run's other processes count the context
+  // (core/shared_ledger.h).
+  if (d >= 0 && d < sim::kMaxDevices && !g_primary_active[d].exchange(true)) sim::note_context(d);
 }
 
 // Memory allocated while a created context is current is that context's.

@@ -1,5 +1,6 @@
 // Helpers for the tests and the recorder (not part of any real driver), and
 // the library's load and unload: address-space reservation, the ledger written at exit.
+#include "core/shared_ledger.h"
 #include "driver/internal.h"
 
 using namespace drv;
@@ -27,5 +28,9 @@ FAKE_EXPORT int gpumemrec_simulated_devices(void) { return ndev(); }
 __attribute__((constructor)) static void fake_cuda_loaded() {
   sim::note_loader_pid();
   sim::prereserve();
+  sim::shared::at_load();  // the run's shared devices (core/shared_ledger.h)
 }
-__attribute__((destructor)) static void fake_cuda_unloaded() { sim::write_ledger_at_exit(); }
+__attribute__((destructor)) static void fake_cuda_unloaded() {
+  sim::write_ledger_at_exit();
+  sim::shared::at_exit();
+}

@@ -44,7 +44,8 @@ CUcontext context_handle(int owner, int device);  // a created context's handle,
 
 // Memory (memory.cpp): every device allocation entry point ends up in do_alloc.
 CUresult map_core(int rc, CUresult bad_device = CUDA_ERROR_INVALID_CONTEXT);
-CUresult do_alloc(CUdeviceptr* dptr, size_t size, int device, Kind kind);
+// pooled: a stream-ordered allocation, taken from what the device's pool keeps first.
+CUresult do_alloc(CUdeviceptr* dptr, size_t size, int device, Kind kind, bool pooled = false);
 CUresult do_free(CUdeviceptr p);
 
 // The device-memory pools of the stream-ordered allocator (pool.cpp).

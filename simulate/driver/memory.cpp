@@ -17,14 +17,14 @@ CUresult map_core(int rc, CUresult bad_device) {
 }
 
 // Every device allocation entry point ends up here.
-CUresult do_alloc(CUdeviceptr* dptr, size_t size, int device, Kind kind) {
+CUresult do_alloc(CUdeviceptr* dptr, size_t size, int device, Kind kind, bool pooled) {
   if (dptr == nullptr) return CUDA_ERROR_INVALID_VALUE;
   if (size == 0) {
     *dptr = 0;
     return CUDA_ERROR_INVALID_VALUE;
   }
   uint64_t addr = 0;
-  const int rc = sim::alloc(device, size, kind, 0, false, &addr);
+  const int rc = pooled ? sim::alloc_from_pool(device, size, &addr) : sim::alloc(device, size, kind, 0, false, &addr);
   *dptr = rc == sim::kOk ? static_cast<CUdeviceptr>(addr) : 0;
   if (rc == sim::kOk) {
     if (t_created < 0) mark_active(device);

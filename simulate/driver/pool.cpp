@@ -47,15 +47,11 @@ CUresult do_alloc_from_pool(CUdeviceptr* dptr, size_t size, CUmemoryPool pool) {
     *dptr = 0;
     return CUDA_ERROR_INVALID_VALUE;
   }
-  const CUresult rc = do_alloc(dptr, size, p->device, Kind::Device);
-  if (rc == CUDA_SUCCESS) sim::pool_take(p->device, size);  // reuses what the pool keeps (free_to_pool)
-  return rc;
+  return do_alloc(dptr, size, p->device, Kind::Device, true);
 }
 
 CUresult do_alloc_async(CUdeviceptr* dptr, size_t size, int device) {
-  const CUresult rc = do_alloc(dptr, size, device, Kind::Device);
-  if (rc == CUDA_SUCCESS) sim::pool_take(device, size);
-  return rc;
+  return do_alloc(dptr, size, device, Kind::Device, true);
 }
 
 CUresult do_free_async(CUdeviceptr p) {

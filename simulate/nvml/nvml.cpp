@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "core/config.h"
+#include "core/shared_ledger.h"
 #include "nvml/internal.h"
 
 
@@ -143,6 +144,9 @@ std::vector<Proc> processes(int device) {
   }
   const long long own = own_cuda_bytes(device);
   if (own >= 0) out.push_back(Proc{static_cast<unsigned int>(getpid()), static_cast<unsigned long long>(own), ""});
+  // The run's other processes on this device (core/shared_ledger.h).
+  for (const sim::shared::Peer& p : sim::shared::peers(device))
+    out.push_back(Proc{static_cast<unsigned int>(p.pid), static_cast<unsigned long long>(p.bytes), ""});
   return out;
 }
 
@@ -261,6 +265,15 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t de
 FAKE_EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t device, unsigned int* infoCount,
                                                               nvmlProcessInfo_v1_t* infos) {
   return list_processes(device, infoCount, infos, fill_v1);
+}
+
+// No graphics (display) process runs on a simulated card: an empty list.
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t device, unsigned int* infoCount,
+                                                                  nvmlProcessInfo_t* infos) {
+  if (!initialized()) return NVML_ERROR_UNINITIALIZED;
+  if (device_index(device) < 0 || infoCount == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  *infoCount = 0;
+  return NVML_SUCCESS;
 }
 
 FAKE_EXPORT nvmlReturn_t nvmlSystemGetProcessName(unsigned int pid, char* name, unsigned int length) {

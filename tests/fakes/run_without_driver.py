@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""Run `selftest_cudart_nodriver <copy>` where <copy> is a copy of the fake
-libcudart.so.13 in a directory that holds no libcuda.so.1, so the runtime's
-dlopen of the driver fails. Exits 77 (skipped) when the system itself provides
-a libcuda.so.1.
+"""Run `<program> <copy>` where <copy> is a copy of a simulated library in a
+directory that holds no libcuda.so.1, so the library's dlopen of the driver
+fails. Further libraries are copied beside it (what it finds through its
+RUNPATH $ORIGIN: libcublas.so.13 needs libcublasLt.so.13). Exits 77 (skipped)
+when the system itself provides a libcuda.so.1.
 
-Usage: run_without_driver.py <libcudart.so.13> <selftest_cudart_nodriver>
+Usage: run_without_driver.py <library> <program> [<library beside it>...]
 """
 import os
 import shutil
@@ -14,7 +15,7 @@ import tempfile
 
 
 def main():
-    lib, exe = sys.argv[1], sys.argv[2]
+    lib, exe, beside = sys.argv[1], sys.argv[2], sys.argv[3:]
     try:
         cache = subprocess.run(["/sbin/ldconfig", "-p"], stdout=subprocess.PIPE,
                                universal_newlines=True).stdout
@@ -24,8 +25,10 @@ def main():
         print("a system libcuda.so.1 exists; skipping")
         sys.exit(77)
     with tempfile.TemporaryDirectory(prefix="fakegpu-nodriver-") as tmp:
-        copy = os.path.join(tmp, "libcudart.so.13")
+        copy = os.path.join(tmp, os.path.basename(lib))
         shutil.copy(lib, copy)
+        for other in beside:
+            shutil.copy(other, os.path.join(tmp, os.path.basename(other)))
         env = dict(os.environ)
         env.pop("LD_PRELOAD", None)
         env.pop("LD_LIBRARY_PATH", None)

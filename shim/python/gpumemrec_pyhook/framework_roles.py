@@ -108,10 +108,13 @@ class Examiner:
         return None
 
     def finish(self):
-        """An optimizer's parameters that no module holds: master copies."""
+        """An optimizer's parameters that no module holds: master copies.
+        A DTensor parameter (FSDP2) is looked up by its local tensor's
+        storage (a DTensor has no storage of its own)."""
         for p, owner in self.optimizer_params:
             try:
-                if p.untyped_storage().data_ptr() not in self.claims.by_ptr:
+                ptrs = [st.data_ptr() for st in self.claims.storages(p)]
+                if ptrs and not any(ptr in self.claims.by_ptr for ptr in ptrs):
                     self.claims.add(p, "optimizer_state", owner, "param_groups.params")
                     self._grad(p, owner, "param_groups.params")
             except Exception:

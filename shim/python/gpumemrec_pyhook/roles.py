@@ -74,7 +74,7 @@ class _Claims:
 
     def add(self, t, role, owner, name):
         try:
-            for st in self._storages(t, 0):
+            for st in self.storages(t):
                 ptr = st.data_ptr()
                 old = self.by_ptr.get(ptr)
                 if ptr and (old is None or NAMED.index(role) < NAMED.index(old[0])):
@@ -82,13 +82,15 @@ class _Claims:
         except Exception:  # no storage (sparse, a subclass that refuses): skipped
             self.failures += 1
 
-    def _storages(self, t, depth):
+    def storages(self, t, depth=0):
+        """The device's storages of t: a wrapper subclass's (DTensor) are its
+        inner tensors' (it has none of its own: untyped_storage() raises)."""
         if not isinstance(t, self.tensor_type) or depth > 4:
             return
         flatten = getattr(type(t), "__tensor_flatten__", None)
         if flatten is not None:  # a wrapper subclass (DTensor): its inner tensors
             for inner in flatten(t)[0]:
-                yield from self._storages(getattr(t, inner), depth + 1)
+                yield from self.storages(getattr(t, inner), depth + 1)
             return
         dev = t.device
         if dev.type == "cuda" and (dev.index if dev.index is not None else 0) == self.device:

@@ -1,0 +1,230 @@
+#!/usr/bin/env python3
+"""simulate.torchrun_fsdp2_*: the real PyTorch 2.14.1 trains a small
+transformer with FSDP2 (fully_shard) under torchrun, every rank a process on
+its LOCAL_RANK's simulated H100, the recorder preloaded; device 1 is given
+less memory (GPUMEMREC_LIMIT=1:1010MiB), so rank 1 runs out first.
+
+Checked, against the program's own counts (train_ranks.py prints them):
+- every rank leaves a bundle with its rank, local rank and world size
+  (rank 1's for its out-of-memory, the others' at exit);
+- rank 1's failing site is the program's loss.backward() line;
+- NCCL's memory is libnccl.so.2's in the card accounting and the sites:
+  exactly NCCL 2.30.7's on an H100 SXM (simulate/nccl/plan.h): 196 MiB at
+  init and 288 MiB for the ring, the ring's taken on NCCL's proxy thread;
+- roles by shard (FSDP2's DTensors: their local tensors): at exit, weights
+  and optimizer state equal the program's sums of its local shards;
+- the job's bundles -> export --format tables -> DuckDB answers
+  docs/fleet.md's first question (which rank failed first) with rank 1.
+
+The limit: forward at most 494 MiB allocated, backward 558 MiB (both world
+sizes, measured), plus NCCL's 484 MiB: 1010 MiB lets the forward through and
+not the backward, after PyTorch has freed its cache and retried.
+
+With `killed` instead of a world size: two ranks, rank 1 killed by SIGKILL
+after its forward pass while rank 0 (device 0 limited) runs out of memory in
+its backward: rank 0's bundle is complete (torchrun ends rank 0 with SIGTERM
+once it sees rank 1 die; a bundle being written then is finished first:
+docs/reliability.md, "The exit wait"), and `gpumemrec report` reads it.
+
+Usage: test_torchrun.py BUILD_BIN_DIR WORLD_SIZE|killed. Exit 77 without the
+frameworks venv or the simulated cuBLAS (the transformer's matmuls).
+"""
+import gzip
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import frameworks_venv
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+PROGRAM = os.path.join(HERE, "train_ranks.py")
+MiB = 1 << 20
+NCCL_BYTES = 196 * MiB + 288 * MiB
+failures = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        failures.append(what)
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def run_job(bindir, world, work, limit="1:1010MiB", extra=()):
+    sim = os.path.join(bindir, "simulate")
+    libs = ["libcudart.so.13", "libcuda.so.1", "libnvidia-ml.so.1", "libnccl.so.2", "libcublas.so.13",
+            "libcublasLt.so.13"]
+    if not os.path.exists(os.path.join(sim, "libcublas.so.13")):
+        frameworks_venv.skip("no simulated cuBLAS in %s" % sim)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GPUMEMREC_", "FAKEGPU_", "NCCL_"))}
+    env.update(GPUMEMREC_SIMULATE="h100-80gb:8", GPUMEMREC_LIMIT=limit, GPUMEMREC_DUMP_AT_EXIT="1",
+               GPUMEMREC_DIR=os.path.join(work, "dumps"), GPUMEMREC_MAX_DUMPS="0",
+               LD_PRELOAD=":".join([os.path.join(bindir, "libgpumemrec.so")] + [os.path.join(sim, l) for l in libs]))
+    venv = frameworks_venv.python_or_skip()
+    torchrun = os.path.join(os.path.dirname(venv), "torchrun")
+    p = subprocess.run([torchrun, "--standalone", "--nproc-per-node", str(world), PROGRAM, "1"] + list(extra), env=env,
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, timeout=900)
+    counts = {}
+    for line in p.stdout.splitlines():
+        if line.startswith("counts "):
+            c = json.loads(line[len("counts "):])
+            counts.setdefault(c["rank"], {}).update(c)
+    check(p.returncode != 0, "torchrun reports the failed rank (exit %d)" % p.returncode)
+    if "CUDA out of memory" not in p.stdout:
+        print(p.stdout[-3000:])
+    return counts
+
+
+def rank_bundles(work):
+    """{rank: {reason: bundle}}: rank 1 leaves its out-of-memory bundle and,
+    as the exception ends it, an exit bundle; the others an exit bundle."""
+    out = {}
+    d = os.path.join(work, "dumps")
+    for name in sorted(os.listdir(d)):
+        meta = load(os.path.join(d, name, "metadata.json"))
+        rank = meta.get("custom_metadata", {}).get("rank")
+        if rank is not None:  # torchrun's own processes (no launcher variables) leave exit bundles too
+            out.setdefault(rank, {})[meta["reason"]] = os.path.join(d, name)
+    return out
+
+
+def line_of(text):
+    with open(PROGRAM) as f:
+        return next(i for i, l in enumerate(f, 1) if l.strip() == text)
+
+
+def failing_site(bundle):
+    meta = load(os.path.join(bundle, "metadata.json"))
+    stack = {s["stack_id"]: s for s in load(os.path.join(bundle, "stacks.json"))}[meta["stack_id"]]
+    return stack["frames"][stack["site_frame"]]
+
+
+def check_ranks(by_rank, world, counts):
+    check(sorted(by_rank) == list(range(world)), "bundles of every rank: %s" % sorted(by_rank))
+    for rank, bundles in by_rank.items():
+        check(("limit" in bundles) == (rank == 1) and "exit" in bundles, "rank %d: bundles %s" % (rank, sorted(bundles)))
+        for b in bundles.values():
+            c = load(os.path.join(b, "metadata.json"))["custom_metadata"]
+            check((c["local_rank"], c["world_size"]) == (rank, world), "rank %d: local rank, world size %s" % (rank, c))
+    if "limit" not in by_rank.get(1, {}):
+        return
+    site = failing_site(by_rank[1]["limit"])
+    want = line_of("loss.backward()")
+    check(site.get("line") == want and site.get("file", "").endswith("train_ranks.py"),
+          "rank 1 failed at train_ranks.py:%d (loss.backward()): %s" % (want, site))
+
+
+def check_nccl(bundle):
+    m = load(os.path.join(bundle, "metadata.json"))
+    acct = {d["device"]: d for d in m["device_accounting"]}
+    nccl = acct[1].get("recorded_by_library", {}).get("libnccl.so.2")
+    check(nccl == NCCL_BYTES, "rank 1: libnccl.so.2 holds %s bytes, NCCL's %d" % (nccl, NCCL_BYTES))
+    stacks = load(os.path.join(bundle, "stacks.json"))
+    native = [s for s in stacks if s.get("library") == "libnccl.so.2" and s.get("python") == "native_thread"]
+    check(bool(native), "the ring's buffers: libnccl.so.2 stacks with no Python frame (NCCL's proxy thread)")
+
+
+def check_roles(by_rank, counts):
+    for rank, bundles in by_rank.items():
+        b = bundles.get("limit", bundles.get("exit"))
+        fw = os.path.join(b, "framework.json")
+        roles = load(fw).get("roles") if os.path.exists(fw) else None
+        if roles is None:
+            check(False, "rank %d: framework.json has roles" % rank)
+            continue
+        check(roles.get("sharding") == "fsdp2", "rank %d: sharding %s" % (rank, roles.get("sharding")))
+        if rank == 1:
+            continue  # mid-backward: unsharded parameters are weights too
+        got = {k: roles["bytes"][k] for k in ("weights", "optimizer_state")}
+        want = {k: counts[rank][k] for k in ("weights", "optimizer_state")}
+        check(got == want, "rank %d at exit: roles %s, the program's local shards %s" % (rank, got, want))
+
+
+def check_fleet(bindir, by_rank, work):
+    out = os.path.join(work, "tables")
+    bundles = [b for per_rank in by_rank.values() for b in per_rank.values()]
+    p = subprocess.run([os.path.join(bindir, "gpumemrec"), "export", "-f", "tables"] + bundles +
+                       ["-o", out], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
+    check(p.returncode == 0, "export --format tables: %s" % p.stdout[-400:])
+    text = open(os.path.join(ROOT, "docs", "fleet.md"), encoding="utf-8").read()
+    blocks = dict(re.findall(r"```sql fleet:(\w+)\n(.*?)```", text, re.S))
+    venv_python = frameworks_venv.python_or_skip()
+    script = """
+import duckdb, json, sys
+blocks, out = json.loads(sys.argv[1]), sys.argv[2]
+con = duckdb.connect()
+setup = "\\n".join(l for l in blocks["setup"].replace("'OUT/", "'" + out + "/").splitlines() if not l.startswith("--"))
+for stmt in (s for s in setup.split(";\\n") if s.strip()):
+    con.execute(stmt)
+first = con.execute(blocks["first_failure"]).fetchall()
+same = con.execute(blocks["same_site"]).fetchall()
+print(json.dumps({"first": [first[0][0]], "sites": len(same)}))
+"""
+    q = subprocess.run([venv_python, "-c", script, json.dumps(blocks), out], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, universal_newlines=True)
+    ans = json.loads(q.stdout.strip().splitlines()[-1]) if q.returncode == 0 else {}
+    check(ans.get("first") == [1], "DuckDB, docs/fleet.md's first_failure: rank %s (%s)" % (ans.get("first"),
+                                                                                            q.stdout[-300:]))
+
+
+def killed_rank(bindir, work):
+    run_job(bindir, 2, work, limit="0:1010MiB", extra=["1"])
+    by_rank = rank_bundles(work)
+    check(1 not in by_rank, "rank 1 (SIGKILL) left no bundle: %s" % sorted(by_rank.get(1, {})))
+    b = by_rank.get(0, {}).get("limit")
+    check(b is not None and os.path.exists(os.path.join(b, "manifest.json")),
+          "rank 0's out-of-memory bundle is complete: %s" % sorted(by_rank.get(0, {})))
+    if b is not None:
+        p = subprocess.run([os.path.join(bindir, "gpumemrec"), "report", b], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, universal_newlines=True)
+        check(p.returncode == 0 and "libnccl.so.2" in p.stdout, "gpumemrec report reads it (NCCL's memory named)")
+
+
+def fsdp2_job(bindir, world, work):
+    counts = run_job(bindir, world, work)
+    by_rank = rank_bundles(work)
+    check_ranks(by_rank, world, counts)
+    if "limit" in by_rank.get(1, {}):
+        check_nccl(by_rank[1]["limit"])
+    check_roles(by_rank, counts)
+    check_fleet(bindir, by_rank, work)
+
+
+def main():
+    bindir, world = sys.argv[1], sys.argv[2]
+    frameworks_venv.python_or_skip()
+    work = tempfile.mkdtemp(prefix="gpumemrec-torchrun-")
+    try:
+        if world == "killed":
+            killed_rank(bindir, work)
+        else:
+            fsdp2_job(bindir, int(world), work)
+    except Exception:
+        failures.append("raised")
+        raise
+    finally:
+        finish(work)
+    return 1 if failures else 0
+
+
+def finish(work):
+    if os.path.isdir(work):
+        if not failures:
+            shutil.rmtree(work, ignore_errors=True)
+        else:
+            print("kept " + work)
+        print("%d failure(s)" % len(failures))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

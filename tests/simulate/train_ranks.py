@@ -1,0 +1,105 @@
+"""A small decoder-only transformer trained with AdamW by every rank of a
+torchrun job on simulated GPUs (test_torchrun.py runs it): FSDP2
+(fully_shard on each block and the whole model). Each rank prints its own
+counts as JSON: parameter and optimizer bytes by shard, so the test checks
+the bundle's roles against the program's own arithmetic.
+
+Usage (under torchrun): train_ranks.py STEPS [KILLED_RANK]
+  KILLED_RANK: that rank kills itself (SIGKILL) after its forward pass.
+"""
+import json
+import os
+import signal
+import sys
+
+import torch
+import torch.distributed as dist
+from torch.distributed.fsdp import fully_shard
+
+VOCAB, DIM, LAYERS, HEADS, SEQ, BATCH = 8192, 512, 4, 8, 256, 8
+
+
+class Block(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm1, self.norm2 = torch.nn.LayerNorm(DIM), torch.nn.LayerNorm(DIM)
+        self.qkv, self.out = torch.nn.Linear(DIM, 3 * DIM), torch.nn.Linear(DIM, DIM)
+        self.up, self.down = torch.nn.Linear(DIM, 4 * DIM), torch.nn.Linear(4 * DIM, DIM)
+
+    def forward(self, x):
+        b, t, _ = x.shape
+        q, k, v = self.qkv(self.norm1(x)).view(b, t, 3, HEADS, DIM // HEADS).unbind(2)
+        a = torch.nn.functional.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2),
+                                                             is_causal=True)
+        x = x + self.out(a.transpose(1, 2).reshape(b, t, DIM))
+        return x + self.down(torch.nn.functional.gelu(self.up(self.norm2(x))))
+
+
+class Decoder(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = torch.nn.Embedding(VOCAB, DIM)
+        self.blocks = torch.nn.ModuleList(Block() for _ in range(LAYERS))
+        self.head = torch.nn.Linear(DIM, VOCAB, bias=False)
+
+    def forward(self, ids):
+        x = self.embed(ids)
+        for blk in self.blocks:
+            x = blk(x)
+        return self.head(x)
+
+
+def local_bytes(tensors):
+    """Bytes the caching allocator holds for this rank's shards: the blocks
+    (torch.cuda.memory_snapshot(), a block's size as the allocator rounded
+    it) of the storages of the DTensors' local tensors, each once."""
+    blocks = {b["address"]: b["size"] for seg in torch.cuda.memory_snapshot() for b in seg["blocks"]
+              if b["state"] == "active_allocated"}
+    ptrs = set()
+    for t in tensors:
+        local = t.to_local() if hasattr(t, "to_local") else t
+        if local.is_cuda:
+            ptrs.add(local.untyped_storage().data_ptr())
+    return sum(blocks.get(p, 0) for p in ptrs)
+
+
+MODEL = OPT = None  # kept to the end: the exit bundle's roles walk sees them
+
+
+def main():
+    global MODEL, OPT
+    steps = int(sys.argv[1])
+    killed = int(sys.argv[2]) if len(sys.argv) > 2 else -1
+    local = int(os.environ["LOCAL_RANK"])
+    torch.cuda.set_device(local)
+    dist.init_process_group("nccl", device_id=torch.device("cuda", local))
+    model = Decoder().cuda()
+    for blk in model.blocks:
+        fully_shard(blk)
+    fully_shard(model)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    MODEL, OPT = model, opt
+    counts = {"rank": dist.get_rank(), "world_size": dist.get_world_size(),
+              "weights": local_bytes(model.parameters())}
+    print("counts " + json.dumps(counts), flush=True)
+    for _ in range(steps):
+        ids = torch.randint(0, VOCAB, (BATCH, SEQ), device="cuda")
+        loss = torch.nn.functional.cross_entropy(model(ids).flatten(0, 1), ids.flatten())
+        counts["allocated_forward"] = torch.cuda.max_memory_allocated()
+        if dist.get_rank() == killed:
+            os.kill(os.getpid(), signal.SIGKILL)
+        torch.cuda.reset_peak_memory_stats()
+        loss.backward()
+        counts["allocated_backward"] = torch.cuda.max_memory_allocated()
+        torch.cuda.reset_peak_memory_stats()
+        opt.step()
+        counts["allocated_step"] = torch.cuda.max_memory_allocated()
+        opt.zero_grad()
+    state = [v for s in opt.state.values() for v in s.values() if torch.is_tensor(v)]
+    counts["optimizer_state"] = local_bytes(state)
+    print("counts " + json.dumps(counts), flush=True)
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
