@@ -166,7 +166,9 @@ std::string check_identity(const RegionView& v, const Expect& e) {
   if (!e.boot_id.empty() && v.boot_id != e.boot_id) return "left from an earlier boot";
   if (e.pid_ns != 0 && v.pid_ns != e.pid_ns) return "a process in another PID namespace (cannot be checked)";
   if (!e.alive) return "process gone";
-  if (v.updated_mono_ns > e.now_mono_ns + 1000000000ull) return "updated in the future";
+  // Differences, not sums: a hostile time near 2^64 must not wrap.
+  if (v.updated_mono_ns > e.now_mono_ns && v.updated_mono_ns - e.now_mono_ns > 1000000000ull)
+    return "updated in the future";
   if (e.now_mono_ns > v.updated_mono_ns && e.now_mono_ns - v.updated_mono_ns > e.stale_after_ns)
     return "no update for " + std::to_string((e.now_mono_ns - v.updated_mono_ns) / 1000000000ull) +
            " s (stopped, or it no longer runs the recorder)";

@@ -390,6 +390,25 @@ def detail_pid(screen):
     return None
 
 
+def first_row(screen):
+    """(pid, device) of the table's first row, or None."""
+    lines = screen.splitlines()
+    for i, line in enumerate(lines[:-1]):
+        if line.lstrip().startswith("PID RANK DEV"):
+            f = lines[i + 1].split()
+            return (int(f[0]), int(f[2])) if len(f) > 2 and f[0].isdigit() and f[2].isdigit() else None
+    return None
+
+
+def selected_row(screen):
+    """(pid, device) of the detail line, or None."""
+    for line in screen.splitlines():
+        if line.startswith("pid ") and " device " in line:
+            f = line.replace(":", " ").split()
+            return (int(f[1]), int(f[3])) if f[3].isdigit() else None
+    return None
+
+
 def case_screen_in_tmux():
     if not os.path.exists(TOOL):
         return "skip"
@@ -423,8 +442,11 @@ def case_screen_in_tmux():
         tm.wait_for("the help", lambda s: "Keys" in s and "quit" in s)
         tm.keys("x")
         tm.wait_for("the table again", lambda s: "PID RANK DEV" in s)
+        # Both keys shown: a screen drawn between them (or before them) would
+        # name another process than the one `d` then dumps.
         tm.keys("l", "Home")
-        s = tm.wait_for("a selection", lambda s: detail_pid(s) in (a.proc.pid, b.proc.pid))
+        s = tm.wait_for("the live order, first row selected", lambda s: "sort: live" in s.splitlines()[0] and
+                        first_row(s) is not None and selected_row(s) == first_row(s))
         target = a if detail_pid(s) == a.proc.pid else b
         before = set(target.bundles())
         tm.keys("d")

@@ -180,6 +180,10 @@ TEST(StatusRead, IdentityChecks) {
   EXPECT_EQ(with([](Expect& x) { x.alive = false; }), "process gone");
   EXPECT_NE(with([](Expect& x) { x.now_mono_ns += 10000000000ull; }).find("no update for 11 s"), std::string::npos);
   EXPECT_EQ(with([](Expect& x) { x.now_mono_ns = 1; }), "updated in the future");
+  // Times near 2^64 do not wrap (found by fuzz_status_region).
+  v.updated_mono_ns = UINT64_MAX - 1;
+  EXPECT_EQ(with([](Expect& x) { x.now_mono_ns = UINT64_MAX - 1; }), "");
+  EXPECT_EQ(with([](Expect& x) { x.now_mono_ns = 5; }), "updated in the future");
 }
 
 TEST(StatusDir, FileNames) {
