@@ -383,11 +383,17 @@ class Tmux:
         self.run("kill-server")
 
 
-def detail_pid(screen):
+def detail_fields(screen):
+    """The words of the selected process's line ("pid N device D: ..."), or None."""
     for line in screen.splitlines():
         if line.startswith("pid ") and " device " in line:
-            return int(line.split()[1])
+            return line.replace(":", " ").split()
     return None
+
+
+def detail_pid(screen):
+    f = detail_fields(screen)
+    return int(f[1]) if f else None
 
 
 def first_row(screen):
@@ -401,12 +407,9 @@ def first_row(screen):
 
 
 def selected_row(screen):
-    """(pid, device) of the detail line, or None."""
-    for line in screen.splitlines():
-        if line.startswith("pid ") and " device " in line:
-            f = line.replace(":", " ").split()
-            return (int(f[1]), int(f[3])) if f[3].isdigit() else None
-    return None
+    """(pid, device) of the selected process's line, or None."""
+    f = detail_fields(screen)
+    return (int(f[1]), int(f[3])) if f and f[3].isdigit() else None
 
 
 def case_screen_in_tmux():
