@@ -77,11 +77,14 @@ def _observer(device, alloc, device_total, device_free):
 
 def _report(device, alloc, device_total, device_free):
     import pickle
+    import time
 
     import torch
 
+    started = time.monotonic_ns()
     snapshot = torch.cuda.memory._snapshot()
     digest = full_digest(torch, snapshot, device, alloc, device_total, device_free, "oom")
+    mark_walk(digest, started)
     try:
         state = pickle.dumps(snapshot, protocol=4)  # memory_viz refuses protocol 5
     except Exception as exc:
@@ -101,6 +104,17 @@ def full_digest(torch, snapshot, device, alloc, device_total, device_free, at):
     digest["expandable_segments"] = bool(bridge.guarded(torch_settings.expandable_segments))
     digest["allocator_backend"] = bridge.guarded(torch_settings.allocator_backend, torch)
     return digest
+
+
+def mark_walk(digest, started):
+    """The walk's moment, for the roles at the peak (peak.json): CLOCK_MONOTONIC
+    just before the snapshot and once the walk is done. time.monotonic_ns() is
+    clock_gettime(CLOCK_MONOTONIC) on Linux (CPython Python/pytime.c,
+    py_get_monotonic_clock), the clock of the recorder's events."""
+    import time
+
+    digest["snapshot_mono_ns"] = int(started)
+    digest["done_mono_ns"] = int(time.monotonic_ns())
 
 
 def digest_of(snapshot, device, alloc, device_total, device_free):

@@ -9,7 +9,8 @@ PyTorch's counters (expect.py).
 
   gpt_train.py [--layers N] [--width D] [--heads H] [--seq T] [--vocab V] [--steps N]
 
---steps N: no out-of-memory; N steps at batch 4, then PyTorch's own peak.
+--steps N: no out-of-memory; N steps at batch 4 (the gradients kept), then
+its own count by role and PyTorch's own peak.
 """
 import argparse
 import threading
@@ -124,7 +125,8 @@ def main():
         torch.cuda.synchronize()
         params = list(model.parameters())
         state = [v for s in opt.state.values() for v in s.values() if torch.is_tensor(v)]
-        say(weights=block_bytes(params)[0], optimizer_state=block_bytes(state)[0], **counters())
+        say(weights=block_bytes(params)[0], gradients=block_bytes([p.grad for p in params])[0],
+            optimizer_state=block_bytes(state)[0], **counters())
         return
     train_step(model, opt, 1, a.seq, a.vocab)  # gradients and optimizer state exist from now on
     batch = backward_oom_batch(model, a.seq, a.vocab)
