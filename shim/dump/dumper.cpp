@@ -522,6 +522,14 @@ int dumper_on_framework_oom(std::shared_ptr<FrameworkReport> report) {
   return ret;
 }
 
+int dumper_on_framework_begin(int device) {
+  Recorder* r = recorder();
+  if (!r) return 1;
+  const uint64_t episode = g_episodes.open_on(device);
+  const uint64_t wait_ms = 2 * r->cfg.roles_budget_ms + r->cfg.episode_ms;
+  return episode && g_episodes.hold(episode, monotonic_ns() + wait_ms * 1000000ull) ? 0 : 1;
+}
+
 bool dump_now(Recorder* r, DumpReason reason, const FailureInfo* f) {
   if (!r || !g_buffer.data || !g_symbolizer) return false;
   (void)f;

@@ -40,6 +40,12 @@ void dumper_on_success(HookId api, int device, uint64_t size);
 // bundle of its own, reason framework_oom, written on this thread (1
 // returned); -1 when nothing could be done.
 int dumper_on_framework_oom(std::shared_ptr<FrameworkReport> report);
+// The framework's observer begins its report for `device`: the open episode
+// there waits for it (Episodes::hold) up to the Python hook's time budget
+// (GPUMEMREC_ROLES_BUDGET_MS, twice: the walk, then the rest of the report)
+// plus GPUMEMREC_EPISODE_MS. 0: an episode waits; 1: none is open (the
+// report will make a framework_oom bundle).
+int dumper_on_framework_begin(int device);
 // Writes a bundle now (signal thread, exit); false if another dump runs or
 // writing failed.
 bool dump_now(Recorder* r, DumpReason reason, const FailureInfo* f);

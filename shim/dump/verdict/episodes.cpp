@@ -17,7 +17,7 @@ uint64_t Episodes::on_failure(const FailureInfo& f, uint64_t now_ns, uint64_t li
                               PendingRequest* mine) {
   SpinGuard g(lock_);
   // An open episode whose time is up is decided before this failure counts.
-  if (open_ && pending_ > 0 && now_ns > last_ns_ && now_ns - last_ns_ >= episode_ns)
+  if (open_ && pending_ > 0 && now_ns > last_ns_ && now_ns - last_ns_ >= episode_ns && now_ns >= held_until_ns_)
     close(Outcome::kFatal, FatalCause::kNoRetry, 0);
   uint64_t opened = 0;
   if (!open_) {
@@ -28,6 +28,7 @@ uint64_t Episodes::on_failure(const FailureInfo& f, uint64_t now_ns, uint64_t li
     if (!watch_locked(opened)) opened = kUnwatched;
     first_ = f;
     first_ns_ = last_ns_ = now_ns;
+    held_until_ns_ = 0;
     pending_ = 0;
     recovery_ = Recovery{};
   } else {
@@ -72,7 +73,7 @@ void Episodes::returned(uint64_t id, uint64_t now_ns) {
 bool Episodes::expire(uint64_t now_ns, uint64_t episode_ns, bool force, FatalCause cause, int signal) {
   SpinGuard g(lock_);
   if (!open_) return false;
-  if (!force && (now_ns <= last_ns_ || now_ns - last_ns_ < episode_ns)) return false;
+  if (!force && (now_ns <= last_ns_ || now_ns - last_ns_ < episode_ns || now_ns < held_until_ns_)) return false;
   close(Outcome::kFatal, cause, signal);
   return true;
 }
@@ -89,9 +90,18 @@ bool Episodes::close_fatal(uint64_t id, FatalCause cause) {
   return true;
 }
 
+bool Episodes::hold(uint64_t id, uint64_t until_ns) {
+  SpinGuard g(lock_);
+  if (!id || id != open_) return false;
+  if (until_ns > held_until_ns_) held_until_ns_ = until_ns;
+  return true;
+}
+
 uint64_t Episodes::deadline_ns(uint64_t episode_ns) {
   SpinGuard g(lock_);
-  return open_ ? last_ns_ + episode_ns : 0;
+  if (!open_) return 0;
+  const uint64_t window = last_ns_ + episode_ns;
+  return held_until_ns_ > window ? held_until_ns_ : window;
 }
 
 bool Episodes::is_open(uint64_t id) {

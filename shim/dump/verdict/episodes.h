@@ -122,6 +122,11 @@ class Episodes {
   // Closes episode `id` as fatal now if it is still the open one (the
   // framework's own word: exact, no grace period). True when it closed it.
   bool close_fatal(uint64_t id, FatalCause cause);
+  // The framework has begun its report of episode `id` (PyTorch's observer
+  // runs after the last retry, then walks the program's objects): the
+  // window does not close before until_ns unless the program ends; its word
+  // (close_fatal) normally comes first. False when `id` is not the open one.
+  bool hold(uint64_t id, uint64_t until_ns);
   // When the open episode expires (monotonic ns), 0 when none is open.
   uint64_t deadline_ns(uint64_t episode_ns);
   // The verdict of episode `id` (unknown while it is open). An episode is
@@ -161,6 +166,7 @@ class Episodes {
   uint64_t open_ = 0;  // the open episode, 0 = none
   FailureInfo first_;  // its first failure
   uint64_t first_ns_ = 0, last_ns_ = 0;
+  uint64_t held_until_ns_ = 0;  // hold(): no expiry before this
   uint32_t pending_ = 0;
   Recovery recovery_;
   Verdict closed_[kHistory];               // the newest closed episodes, by id % kHistory

@@ -1,7 +1,7 @@
 """The hook's link to libgpumemrec.so and its one stderr line.
 
 gpumemrec_framework_oom(digest, digest_len, state_name, state, state_len)
-is exported by the preloaded library (shim/dump/framework_oom.cpp), so it is
+and gpumemrec_framework_oom_begin(device) are exported by the preloaded library (shim/dump/framework_oom.cpp), so it is
 in the process's global scope: ctypes.CDLL(None) finds it. The bytes are
 copied before it returns.
 """
@@ -29,6 +29,18 @@ def guarded(fn, *args):
             raise
         warn_once("%s in %s: %s" % (type(exc).__name__, getattr(fn, "__name__", "?"), exc))
         return None
+
+
+def begin(device):
+    """Says the report for `device` is coming (gpumemrec_framework_oom_begin):
+    the open out-of-memory episode there waits for it rather than closing on
+    its window while the walk runs. 0 an episode waits, 1 none is open."""
+    import ctypes
+
+    fn = ctypes.CDLL(None).gpumemrec_framework_oom_begin
+    fn.restype = ctypes.c_int
+    fn.argtypes = [ctypes.c_int]
+    return fn(int(device))
 
 
 def report(digest, state_name, state):

@@ -3,10 +3,10 @@ normal exit, for the exit bundle's framework.json.
 
 An atexit handler, registered once CUDA is initialized (torch_hook.py),
 takes the allocator snapshot of the current device, walks the roles as at
-an out-of-memory (roles.py), adds PyTorch's own peaks
+an out-of-memory (torch_digest.py), adds PyTorch's own peaks
 (torch.cuda.max_memory_allocated / max_memory_reserved: the
 allocated_bytes/reserved_bytes.all.peak of memory_stats, torch/cuda/memory.py)
-and the walk's moment (snapshot_mono_ns, done_mono_ns: torch_hook.mark_walk)
+and the walk's moment (snapshot_mono_ns, done_mono_ns: torch_digest.mark_walk)
 and hands the digest, with "at": "exit", to the recorder's
 gpumemrec_framework_exit(digest, len) when the preloaded library exports
 it (an older library does not: then nothing happens). Python runs atexit
@@ -16,7 +16,7 @@ exit bundle.
 import os
 import time
 
-from . import bridge
+from . import bridge, torch_digest
 
 _TRUE = ("1", "true", "yes", "on")  # common/config.cpp parse_bool
 
@@ -38,7 +38,6 @@ def _report_exit():
         return
     import torch
 
-    from .torch_hook import full_digest, mark_walk
 
     if not torch.cuda.is_initialized():
         return
@@ -46,8 +45,8 @@ def _report_exit():
     free, total = torch.cuda.mem_get_info(device)
     started = time.monotonic_ns()
     snapshot = torch.cuda.memory._snapshot()
-    digest = full_digest(torch, snapshot, device, 0, total, free, "exit")
-    mark_walk(digest, started)
+    digest = torch_digest.full_digest(torch, snapshot, device, 0, total, free, "exit")
+    torch_digest.mark_walk(digest, started)
     digest["torch_peak_allocated"] = int(torch.cuda.max_memory_allocated(device))
     digest["torch_peak_reserved"] = int(torch.cuda.max_memory_reserved(device))
     text = json.dumps(digest, separators=(",", ":")).encode()

@@ -18,18 +18,13 @@ Sources read (pytorch/pytorch):
 - torch/cuda/memory.py, _snapshot (a dict: "segments" with their "blocks",
   "device_traces") and _record_memory_history(enabled="all", context="all",
   stacks="all", max_entries=...).
-Memory by role (roles.py), the allocator settings (torch_settings.py) and
-the exit digest (torch_exit.py) join the digest here.
+The digest (framework.json) is torch_digest.py's; the exit handler
+(torch_exit.py) is installed from here. Imports go one way: torch_hook ->
+torch_exit -> torch_digest.
 """
 import os
 
-from . import bridge
-
-# A segment is "mostly free cache" when less than this share of it is
-# allocated (fragmentation: reserved, cached, but not usable for a request
-# bigger than its free blocks).
-MOSTLY_FREE = 0.5
-LISTED_SEGMENTS = 16
+from . import bridge, torch_digest
 
 
 def on_import(torch):
@@ -72,6 +67,8 @@ def _on_cuda_init():
 
 
 def _observer(device, alloc, device_total, device_free):
+    # First: the episode must not close on its window while the walk runs.
+    bridge.guarded(bridge.begin, device)
     bridge.guarded(_report, device, alloc, device_total, device_free)
 
 
@@ -83,64 +80,11 @@ def _report(device, alloc, device_total, device_free):
 
     started = time.monotonic_ns()
     snapshot = torch.cuda.memory._snapshot()
-    digest = full_digest(torch, snapshot, device, alloc, device_total, device_free, "oom")
-    mark_walk(digest, started)
+    digest = torch_digest.full_digest(torch, snapshot, device, alloc, device_total, device_free, "oom")
+    torch_digest.mark_walk(digest, started)
     try:
         state = pickle.dumps(snapshot, protocol=4)  # memory_viz refuses protocol 5
     except Exception as exc:
         bridge.warn_once("the allocator snapshot could not be pickled: %s" % exc)
         state = b""
     bridge.report(digest, "framework_state.pickle", state)
-
-
-def full_digest(torch, snapshot, device, alloc, device_total, device_free, at):
-    """digest_of plus "at", memory by role and the allocator settings."""
-    from . import roles, torch_settings
-
-    digest = digest_of(snapshot, device, alloc, device_total, device_free)
-    digest["at"] = at
-    digest["roles"] = roles.walk(torch, snapshot, int(device))
-    digest["memory_fraction"] = bridge.guarded(torch_settings.memory_fraction, torch, int(device))
-    digest["expandable_segments"] = bool(bridge.guarded(torch_settings.expandable_segments))
-    digest["allocator_backend"] = bridge.guarded(torch_settings.allocator_backend, torch)
-    return digest
-
-
-def mark_walk(digest, started):
-    """The walk's moment, for the roles at the peak (peak.json): CLOCK_MONOTONIC
-    just before the snapshot and once the walk is done. time.monotonic_ns() is
-    clock_gettime(CLOCK_MONOTONIC) on Linux (CPython Python/pytime.c,
-    py_get_monotonic_clock), the clock of the recorder's events."""
-    import time
-
-    digest["snapshot_mono_ns"] = int(started)
-    digest["done_mono_ns"] = int(time.monotonic_ns())
-
-
-def digest_of(snapshot, device, alloc, device_total, device_free):
-    """reserved vs allocated, the largest free block and the mostly-free
-    segments of the failing device (framework.json)."""
-    segments = [s for s in snapshot.get("segments", []) if s.get("device", device) == device]
-    listed = []
-    reserved = allocated = largest = 0
-    for seg in segments:
-        total, used = int(seg.get("total_size", 0)), int(seg.get("allocated_size", 0))
-        free_blocks = [int(b.get("size", 0)) for b in seg.get("blocks", []) if b.get("state") == "inactive"]
-        seg_largest = max(free_blocks) if free_blocks else 0
-        reserved += total
-        allocated += used
-        largest = max(largest, seg_largest)
-        if total and used < total * MOSTLY_FREE:
-            listed.append({"address": int(seg.get("address", 0)), "total_size": total, "allocated_size": used,
-                           "largest_free_block": seg_largest, "free_blocks": len(free_blocks),
-                           "segment_type": seg.get("segment_type", "")})
-    listed.sort(key=lambda s: s["total_size"] - s["allocated_size"], reverse=True)
-    return {
-        "framework": "torch", "device": int(device), "request_bytes": int(alloc),
-        "device_total": int(device_total), "device_free": int(device_free),
-        "reserved_bytes": reserved, "allocated_bytes": allocated, "largest_free_block": largest,
-        "segment_count": len(segments), "mostly_free_segment_count": len(listed),
-        "mostly_free_bytes": sum(s["total_size"] - s["allocated_size"] for s in listed),
-        "mostly_free_segments": listed[:LISTED_SEGMENTS],
-        "history": bool(snapshot.get("device_traces") and any(snapshot["device_traces"])),
-    }

@@ -258,6 +258,46 @@ TEST(Episodes, TheFrameworkClosesTheOpenEpisodeOnItsDeviceAsFatal) {
   EXPECT_FALSE(e.close_fatal(id, FatalCause::kFramework));  // decided already
 }
 
+// PyTorch's observer begins its report, then walks the program's objects for
+// longer than the window (a transformers model on a loaded machine took
+// seconds): the episode waits for the framework's word instead of closing
+// on its window and leaving the report a bundle of its own.
+TEST(Episodes, AHeldEpisodeWaitsForTheFrameworksWord) {
+  Episodes e;
+  PendingRequest t1{};
+  const uint64_t id = e.on_failure(failure(0, 64, 1), 1000, 0, kWindow, &t1);
+  EXPECT_FALSE(e.hold(id + 1, 1000 + 50 * kWindow));  // not the open one
+  EXPECT_TRUE(e.hold(id, 1000 + 50 * kWindow));
+  EXPECT_EQ(e.deadline_ns(kWindow), 1000 + 50 * kWindow);
+  EXPECT_FALSE(e.expire(1000 + 10 * kWindow, kWindow, false, FatalCause::kNoRetry));
+  // A failure of another thread meanwhile joins it: the window is held too.
+  PendingRequest t2{};
+  EXPECT_EQ(e.on_failure(failure(0, 64, 2), 1000 + 20 * kWindow, 0, kWindow, &t2), 0u);
+  EXPECT_TRUE(e.close_fatal(id, FatalCause::kFramework));
+  EXPECT_EQ(e.verdict(id).cause, FatalCause::kFramework);
+  // The next episode is not held: the hold was that episode's.
+  PendingRequest t3{};
+  const uint64_t next = e.on_failure(failure(0, 64, 3), 1000 + 60 * kWindow, 0, kWindow, &t3);
+  EXPECT_EQ(e.deadline_ns(kWindow), 1000 + 61 * kWindow);
+  EXPECT_TRUE(e.expire(1000 + 61 * kWindow, kWindow, false, FatalCause::kNoRetry));
+  EXPECT_EQ(e.verdict(next).cause, FatalCause::kNoRetry);
+}
+
+// A report that never comes (the hook failed): the episode closes when the
+// hold ends, or at once when the program ends.
+TEST(Episodes, AHoldEndsWithoutTheFrameworksWord) {
+  Episodes e;
+  PendingRequest t1{};
+  const uint64_t id = e.on_failure(failure(0, 64, 1), 1000, 0, kWindow, &t1);
+  EXPECT_TRUE(e.hold(id, 1000 + 30 * kWindow));
+  EXPECT_FALSE(e.expire(1000 + 29 * kWindow, kWindow, false, FatalCause::kNoRetry));
+  EXPECT_TRUE(e.expire(1000 + 30 * kWindow, kWindow, false, FatalCause::kNoRetry));
+  const uint64_t b = e.on_failure(failure(0, 64, 1), 1000 + 40 * kWindow, 0, kWindow, &t1);
+  EXPECT_TRUE(e.hold(b, 1000 + 90 * kWindow));
+  EXPECT_TRUE(e.expire(1000 + 41 * kWindow, kWindow, true, FatalCause::kExit));
+  EXPECT_EQ(e.verdict(b).cause, FatalCause::kExit);
+}
+
 // The opener's freeze ran on the program's thread for longer than the window:
 // the window counts from the call's return, so exit at once is `exited`, not
 // `no retry` (the e2e exit_big_live_set saw that on a loaded machine).
