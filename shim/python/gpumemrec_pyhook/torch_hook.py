@@ -74,11 +74,14 @@ def _observer(device, alloc, device_total, device_free):
 
 def _report(device, alloc, device_total, device_free):
     import pickle
+    import time
 
     import torch
 
+    started = time.monotonic_ns()
     snapshot = torch.cuda.memory._snapshot()
     digest = torch_digest.full_digest(torch, snapshot, device, alloc, device_total, device_free, "oom")
+    torch_digest.mark_walk(digest, started)
     try:
         state = pickle.dumps(snapshot, protocol=4)  # memory_viz refuses protocol 5
     except Exception as exc:
