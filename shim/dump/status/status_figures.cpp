@@ -23,11 +23,13 @@ void add_stacks(const PeakReplay& replay, StatusFigures* out) {
   std::unordered_map<uint32_t, StackFigure> by_stack;
   for (const auto& [device, d] : replay.devices())
     for (const auto& [stack, s] : d.sites) {
-      if (s.bytes == 0) continue;
+      // An anchored replay (the keeper resumed after a gap) holds each
+      // site's change since the gap: what grew since is shown, lower bounds.
+      if (s.bytes <= 0 || s.count < 0) continue;
       StackFigure& f = by_stack[stack];
       f.stack_id = stack;
-      f.bytes += s.bytes;
-      f.count += s.count;
+      f.bytes += uint64_t(s.bytes);
+      f.count += uint64_t(s.count);
     }
   out->stacks_total = by_stack.size();
   out->stacks.clear();
@@ -62,17 +64,21 @@ void figures_from_replay(const PeakReplay& replay, const uint64_t (&live)[kMaxDe
     const int device = slot_device(slot);
     auto it = replay.devices().find(device);
     const DevicePeakState* d = it == replay.devices().end() ? nullptr : &it->second;
-    if (live[slot] == 0 && (!d || d->peak == 0)) continue;
+    if (live[slot] == 0 && (!d || d->peak <= 0)) continue;
     DeviceFigure f;
     f.device = device;
     f.live = live[slot];
     // The replay's peak, or what is live now when that is more (a replay
-    // behind: a lower bound either way).
-    f.peak = d ? std::max(d->peak, f.live) : f.live;
-    f.peak_time_ns = d && d->peak >= f.live ? d->peak_time_ns : 0;
+    // behind: a lower bound either way). An anchored replay's figures are
+    // changes since the keeper's gap, not bytes: the live bytes are then
+    // the lower bound (a bundle's peak.json gives the peak since the gap).
+    const bool whole = d && !replay.is_anchored() && d->peak >= 0;
+    const uint64_t peak = whole ? uint64_t(d->peak) : 0;
+    f.peak = std::max(peak, f.live);
+    f.peak_time_ns = whole && peak >= f.live ? d->peak_time_ns : 0;
     // Exact as a bundle's peak.json: the replay is complete and ends on the
     // live bytes (peak_finish.h).
-    f.exact = exact_peaks && d && d->current == f.live && d->peak >= f.live;
+    f.exact = exact_peaks && whole && uint64_t(d->current) == f.live && peak >= f.live;
     out->devices.push_back(f);
   }
   std::sort(out->devices.begin(), out->devices.end(),
