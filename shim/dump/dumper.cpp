@@ -507,8 +507,10 @@ int dumper_on_framework_oom(std::shared_ptr<FrameworkReport> report) {
   // finds it (dump_job.cpp, fill_input and the late verdict).
   if (const uint64_t episode = g_episodes.open_on(int(report->fields.device))) {
     report->episode = episode;
+    const bool handled = !report->fields.retry_handler.empty();
     framework_report_put(std::move(report));
-    if (g_episodes.close_fatal(episode, FatalCause::kFramework)) writer_wake();
+    if (handled ? g_episodes.unhold(episode, monotonic_ns()) : g_episodes.close_fatal(episode, FatalCause::kFramework))
+      writer_wake();
     ret = 0;
   } else {
     report->episode = 0;
@@ -520,6 +522,23 @@ int dumper_on_framework_oom(std::shared_ptr<FrameworkReport> report) {
   }
   errno = saved_errno;
   return ret;
+}
+
+uint64_t dumper_framework_hold(int device) { return recorder() ? g_episodes.hold(device) : 0; }
+
+bool dumper_framework_unhold(uint64_t episode) {
+  if (!g_episodes.unhold(episode, monotonic_ns())) return false;
+  writer_wake();  // the writer waits without a deadline while it is held
+  return true;
+}
+
+bool dumper_framework_recovered(uint64_t episode, const char* handler) {
+  const int device = g_episodes.device_of(episode);
+  if (device < 0) return false;
+  const uint64_t live = device_live_bytes(device);
+  if (!g_episodes.close_by_handler(episode, handler, current_tid(), monotonic_ns(), live)) return false;
+  writer_wake();
+  return true;
 }
 
 bool dump_now(Recorder* r, DumpReason reason, const FailureInfo* f) {

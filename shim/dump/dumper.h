@@ -39,7 +39,19 @@ void dumper_on_success(HookId api, int device, uint64_t size);
 // the driver: set_per_process_memory_fraction, XLA's arena) it gets a
 // bundle of its own, reason framework_oom, written on this thread (1
 // returned); -1 when nothing could be done.
+// A report that names a retry handler (the program will catch the error
+// and retry with less) is held for the episode without deciding it: the
+// window starts again (0 returned), and dumper_framework_recovered closes
+// it when the handler caught the error.
 int dumper_on_framework_oom(std::shared_ptr<FrameworkReport> report);
+// The framework's out-of-memory hook starts on `device` / is done without a
+// report (Episodes::hold, unhold). The episode held, 0 when none.
+uint64_t dumper_framework_hold(int device);
+bool dumper_framework_unhold(uint64_t episode);
+// The program's `handler` caught the framework's error of `episode` on this
+// thread and retries: the episode is recovered now. False when it is not
+// the open episode (decided already).
+bool dumper_framework_recovered(uint64_t episode, const char* handler);
 // Writes a bundle now (signal thread, exit); false if another dump runs or
 // writing failed.
 bool dump_now(Recorder* r, DumpReason reason, const FailureInfo* f);

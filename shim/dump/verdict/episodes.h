@@ -21,6 +21,11 @@
 //              signal) first;
 //   unknown    until then (and in a bundle whose process died first).
 // Not seen: a retry on another thread, a retry split into smaller requests.
+// The framework's start-up hook (docs/python-hook.md) holds the episode
+// while its out-of-memory hook runs and then closes it fatal (the
+// framework's allocator gave up) or leaves it to a handler of the program
+// that catches the error and retries with less (a trainer's batch-size
+// finder), which closes it recovered when it caught it (close_by_handler).
 //
 // Locking: a spin lock around the episode state, taken only on the failure
 // path, by a thread with a pending request when it allocates, and by the
@@ -45,11 +50,16 @@ const char* outcome_name(Outcome o);  // "unknown", "recovered", "fatal"
 enum class FatalCause : uint8_t { kNone = 0, kNoRetry, kExit, kSignal, kFramework };
 
 struct Recovery {
+  static constexpr size_t kHandlerBytes = 64;
   uint64_t after_ns = 0;     // from the episode's first failure to the successful retry
   uint64_t freed_bytes = 0;  // the device's live bytes at the failure minus just before the retry
-  uint64_t retry_size = 0;
+  uint64_t retry_size = 0;   // 0 with a handler
   HookId retry_api = HookId::kCount;
   uint32_t tid = 0;
+  // The program's handler that caught the framework's error and retries
+  // (close_by_handler: a trainer's batch-size finder), NUL-terminated;
+  // empty when the allocation's own retry succeeded.
+  char handler[kHandlerBytes] = {};
 };
 
 struct Verdict {
@@ -119,10 +129,28 @@ class Episodes {
   // The open episode when its first failure was on `device` (any device
   // when device < 0), else 0.
   uint64_t open_on(int device);
+  // The device of episode `id`'s first failure while it is open, else -1.
+  int device_of(uint64_t id);
+  // The framework's out-of-memory hook runs for the open episode on
+  // `device` (docs/python-hook.md): its verdict waits for the hook's word,
+  // not for episode_ns (the hook's walk may take longer on a loaded
+  // machine); only the program's end decides it meanwhile. Returns the
+  // episode held, 0 when none is open there.
+  uint64_t hold(int device);
+  // The hook is done with episode `id` without deciding it (its error goes
+  // to a handler that may retry, or the hook failed): the episode_ns window
+  // starts again from now_ns. False when `id` is not the open episode.
+  bool unhold(uint64_t id, uint64_t now_ns);
+  // Closes episode `id` as recovered now: `handler` (the program's code that
+  // caught the error and retries, at most Recovery::kHandlerBytes - 1 bytes
+  // kept) on thread `tid`; live_now is the device's live bytes now. True
+  // when it closed it.
+  bool close_by_handler(uint64_t id, const char* handler, uint32_t tid, uint64_t now_ns, uint64_t live_now);
   // Closes episode `id` as fatal now if it is still the open one (the
   // framework's own word: exact, no grace period). True when it closed it.
   bool close_fatal(uint64_t id, FatalCause cause);
-  // When the open episode expires (monotonic ns), 0 when none is open.
+  // When the open episode expires (monotonic ns), 0 when none is open or
+  // it is held (only a wake-up decides it then).
   uint64_t deadline_ns(uint64_t episode_ns);
   // The verdict of episode `id` (unknown while it is open). An episode is
   // watched from its opening (on_failure) until its opener's job is done
@@ -161,7 +189,9 @@ class Episodes {
   uint64_t open_ = 0;  // the open episode, 0 = none
   FailureInfo first_;  // its first failure
   uint64_t first_ns_ = 0, last_ns_ = 0;
+  uint64_t first_live_ = 0;  // the device's live bytes at its first failure
   uint32_t pending_ = 0;
+  bool held_ = false;  // hold()
   Recovery recovery_;
   Verdict closed_[kHistory];               // the newest closed episodes, by id % kHistory
   Verdict watched_[kWatched];              // episode 0 = free slot

@@ -3,7 +3,8 @@
 gpumemrec_framework_oom(digest, digest_len, state_name, state, state_len)
 is exported by the preloaded library (shim/dump/framework_oom.cpp), so it is
 in the process's global scope: ctypes.CDLL(None) finds it. The bytes are
-copied before it returns.
+copied before it returns. gpumemrec_framework_hold, _unhold and _recovered
+(shim/dump/framework_verdict.cpp) are the hook's word on the verdict.
 """
 import sys
 
@@ -44,3 +45,39 @@ def report(digest, state_name, state):
     text = json.dumps(digest, separators=(",", ":")).encode()
     state = state or b""
     return fn(text, len(text), state_name.encode(), state, len(state))
+
+
+def _entry(name, restype, argtypes):
+    import ctypes
+
+    fn = getattr(ctypes.CDLL(None), name)
+    fn.restype = restype
+    fn.argtypes = argtypes
+    return fn
+
+
+def hold(device):
+    """The open out-of-memory episode on `device` waits for our report (0:
+    none open, or a library without the entry point)."""
+    import ctypes
+
+    try:
+        fn = _entry("gpumemrec_framework_hold", ctypes.c_uint64, [ctypes.c_int])
+    except AttributeError:
+        return 0
+    return fn(int(device))
+
+
+def unhold(episode):
+    import ctypes
+
+    return _entry("gpumemrec_framework_unhold", ctypes.c_int, [ctypes.c_uint64])(episode)
+
+
+def recovered(episode, handler):
+    """`handler` caught the error of `episode` on this thread and retries: 0
+    when that closed the episode, -1 when it was decided already."""
+    import ctypes
+
+    fn = _entry("gpumemrec_framework_recovered", ctypes.c_int, [ctypes.c_uint64, ctypes.c_char_p])
+    return fn(episode, handler.encode())

@@ -19,9 +19,11 @@ Sources read (pytorch/pytorch):
   "device_traces") and _record_memory_history(enabled="all", context="all",
   stacks="all", max_entries=...).
 Memory by role (roles.py), the allocator settings (torch_settings.py) and
-the exit digest (torch_exit.py) join the digest here.
+the exit digest (torch_exit.py) join the digest here; a trainer's handler
+that will catch the error and retry (trainer_retry.py) too.
 """
 import os
+import sys
 
 from . import bridge
 
@@ -72,22 +74,38 @@ def _on_cuda_init():
 
 
 def _observer(device, alloc, device_total, device_free):
-    bridge.guarded(_report, device, alloc, device_total, device_free)
+    # The Python frame that called into PyTorch; None on a thread that runs
+    # no Python (the autograd engine's device thread).
+    caller = sys._getframe().f_back
+    # The open episode waits for our report, however long the walk takes.
+    episode = bridge.guarded(bridge.hold, device) or 0
+    attached = bridge.guarded(_report, device, alloc, device_total, device_free, caller, episode)
+    if episode and not attached:  # the hook failed or the report was refused: the window decides
+        bridge.guarded(bridge.unhold, episode)
 
 
-def _report(device, alloc, device_total, device_free):
+def _report(device, alloc, device_total, device_free, caller, episode):
+    """True when the report went to the open episode's bundle."""
     import pickle
 
     import torch
 
+    from . import trainer_retry
+
+    found = bridge.guarded(trainer_retry.find, caller)
     snapshot = torch.cuda.memory._snapshot()
     digest = full_digest(torch, snapshot, device, alloc, device_total, device_free, "oom")
+    if found:
+        digest["retry_handler"] = found.handler.name
     try:
         state = pickle.dumps(snapshot, protocol=4)  # memory_viz refuses protocol 5
     except Exception as exc:
         bridge.warn_once("the allocator snapshot could not be pickled: %s" % exc)
         state = b""
-    bridge.report(digest, "framework_state.pickle", state)
+    attached = bridge.report(digest, "framework_state.pickle", state) == 0
+    if found and attached and episode:
+        trainer_retry.await_catch(episode, found)
+    return attached
 
 
 def full_digest(torch, snapshot, device, alloc, device_total, device_free, at):

@@ -140,4 +140,5 @@ def main():
         where=where, batch=batch, observer_on_main=observed, **counters())
 
 
-main()
+if __name__ == "__main__":
+    main()

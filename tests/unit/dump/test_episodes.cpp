@@ -258,6 +258,64 @@ TEST(Episodes, TheFrameworkClosesTheOpenEpisodeOnItsDeviceAsFatal) {
   EXPECT_FALSE(e.close_fatal(id, FatalCause::kFramework));  // decided already
 }
 
+// The framework's hook holds the episode while it runs: the window does not
+// decide meanwhile (its walk may take longer), the program's end does.
+TEST(Episodes, AHeldEpisodeWaitsForTheFrameworkNotForTheWindow) {
+  Episodes e;
+  PendingRequest t1{};
+  const uint64_t id = e.on_failure(failure(1, 64, 1), 1000, 500, kWindow, &t1);
+  EXPECT_EQ(e.hold(0), 0u);  // another device
+  EXPECT_EQ(e.hold(1), id);
+  EXPECT_EQ(e.deadline_ns(kWindow), 0u);  // only a wake-up decides
+  EXPECT_FALSE(e.expire(1000 + 50 * kWindow, kWindow, false, FatalCause::kNoRetry));
+  // A failure of another thread long after joins it, it does not close it.
+  PendingRequest t2{};
+  EXPECT_EQ(e.on_failure(failure(1, 64, 2), 1000 + 60 * kWindow, 500, kWindow, &t2), 0u);
+  EXPECT_EQ(e.verdict(id).outcome, Outcome::kUnknown);
+  // Done without a word (a handler may catch the error): the window starts again.
+  EXPECT_FALSE(e.unhold(id + 1, 1000 + 70 * kWindow));
+  EXPECT_TRUE(e.unhold(id, 1000 + 70 * kWindow));
+  EXPECT_EQ(e.deadline_ns(kWindow), 1000 + 71 * kWindow);
+  EXPECT_FALSE(e.expire(1000 + 70 * kWindow + 1, kWindow, false, FatalCause::kNoRetry));
+  EXPECT_TRUE(e.expire(1000 + 71 * kWindow, kWindow, false, FatalCause::kNoRetry));
+  // Held again, the program's end still decides.
+  PendingRequest t3{};
+  const uint64_t next = e.on_failure(failure(0, 64, 3), 9000, 0, kWindow, &t3);
+  EXPECT_EQ(e.hold(0), next);
+  EXPECT_TRUE(e.expire(9001, 0, true, FatalCause::kExit));
+  EXPECT_EQ(e.verdict(next).cause, FatalCause::kExit);
+}
+
+// A trainer's handler caught the framework's error and retries with less:
+// recovered, named, with the bytes freed since the first failure.
+TEST(Episodes, AHandlerThatCaughtTheErrorRecoversTheEpisode) {
+  Episodes e;
+  PendingRequest t1{};
+  const uint64_t id = e.on_failure(failure(0, 64, 1), 1000, 500, kWindow, &t1);
+  EXPECT_EQ(e.device_of(id), 0);
+  EXPECT_EQ(e.device_of(id + 1), -1);
+  ASSERT_EQ(e.hold(0), id);
+  ASSERT_TRUE(e.unhold(id, 1100));
+  const std::string longer(100, 'x');  // kept to Recovery::kHandlerBytes - 1
+  EXPECT_FALSE(e.close_by_handler(id + 1, "h", 7, 1200, 300));
+  EXPECT_TRUE(e.close_by_handler(id, longer.c_str(), 7, 1200, 300));
+  const Verdict v = e.verdict(id);
+  EXPECT_EQ(v.outcome, Outcome::kRecovered);
+  EXPECT_EQ(v.recovery.tid, 7u);
+  EXPECT_EQ(v.recovery.after_ns, 200u);
+  EXPECT_EQ(v.recovery.freed_bytes, 200u);
+  EXPECT_EQ(v.recovery.retry_size, 0u);
+  EXPECT_EQ(std::string(v.recovery.handler), longer.substr(0, Recovery::kHandlerBytes - 1));
+  EXPECT_FALSE(e.close_by_handler(id, "h", 7, 1300, 300));  // decided already
+  EXPECT_EQ(e.device_of(id), -1);
+  EXPECT_EQ(e.recovered().count, 1u);  // counted like any recovered episode
+  // An episode recovered by a retry of the same size names no handler.
+  PendingRequest t2{};
+  const uint64_t other = e.on_failure(failure(0, 64, 2), 2000, 500, kWindow, &t2);
+  ASSERT_TRUE(e.on_success(&t2, 2, HookId::cudaMalloc, 0, 64, 2001, 400));
+  EXPECT_EQ(e.verdict(other).recovery.handler[0], '\0');
+}
+
 // The opener's freeze ran on the program's thread for longer than the window:
 // the window counts from the call's return, so exit at once is `exited`, not
 // `no retry` (the e2e exit_big_live_set saw that on a loaded machine).
