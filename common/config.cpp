@@ -189,20 +189,26 @@ static bool plain_bundle_exceeds(uint64_t ring_events, uint64_t max_total_mb) {
   return estimate_bundle(ring_events).total() > (max_total_mb << 20);
 }
 
-Config parse_config(const EnvGetter& get, std::vector<std::string>* warnings) {
-  Config c;
-  auto warn = [&](const char* var, const char* value, const char* why, const char* dflt) {
-    if (!warnings) return;
+namespace {
+
+// Reads GPUMEMREC_ variables through `get`; each malformed value leaves the
+// field at its default and adds one warning naming the variable, the value
+// and that default.
+class EnvReader {
+ public:
+  EnvReader(const EnvGetter& get, std::vector<std::string>* warnings) : get_(get), warnings_(warnings) {}
+
+  const char* value(const char* var) const { return get_((std::string("GPUMEMREC_") + var).c_str()); }
+
+  void warn(const char* var, const char* value, const char* why, const char* dflt) const {
+    if (!warnings_) return;
     char buf[512];
     std::snprintf(buf, sizeof buf, "GPUMEMREC_%s=\"%.200s\" is %s; using the default (%s)", var, value, why,
                   dflt);
-    warnings->push_back(buf);
-  };
-  auto value = [&](const char* var) -> const char* {
-    std::string full = std::string("GPUMEMREC_") + var;
-    return get(full.c_str());
-  };
-  auto uint_var = [&](const char* var, uint64_t min, uint64_t max, uint64_t* field, const char* dflt) {
+    warnings_->push_back(buf);
+  }
+
+  void uint_var(const char* var, uint64_t min, uint64_t max, uint64_t* field, const char* dflt) const {
     const char* v = value(var);
     if (!v) return;
     uint64_t n = 0;
@@ -215,84 +221,119 @@ Config parse_config(const EnvGetter& get, std::vector<std::string>* warnings) {
     } else {
       *field = n;
     }
-  };
-  auto bool_var = [&](const char* var, bool* field, const char* dflt) {
-    const char* v = value(var);
-    if (!v) return;
-    if (!parse_bool(v, field)) warn(var, v, "not a boolean (1/0, true/false, yes/no, on/off)", dflt);
-  };
+  }
 
-  if (const char* v = value("DIR")) {
-    if (std::strlen(v) == 0 || trim(v).empty()) warn("DIR", v, "empty", "./gpumemrec-dumps");
-    else if (std::strlen(v) > 3000) warn("DIR", v, "too long", "./gpumemrec-dumps");
-    else c.dir = v;
+  void bool_var(const char* var, bool* field, const char* dflt) const {
+    const char* v = value(var);
+    if (v && !parse_bool(v, field)) warn(var, v, "not a boolean (1/0, true/false, yes/no, on/off)", dflt);
   }
-  uint_var("RING_EVENTS", 16, kMaxRingEvents, &c.ring_events, "65536");
-  {
-    uint64_t depth = uint64_t(c.stack_depth);
-    uint_var("STACK_DEPTH", 0, uint64_t(kMaxStackDepth), &depth, "32");
-    c.stack_depth = int(depth);
-  }
-  if (const char* v = value("UNWINDER")) {
+
+  // One of `names` (case and blanks ignored): its index, -1 when unset or
+  // not one of them (warned, with `why` and `dflt`).
+  template <size_t N>
+  int choice_var(const char* var, const char* const (&names)[N], const char* why, const char* dflt) const {
+    const char* v = value(var);
+    if (!v) return -1;
     const std::string m = lower(trim(v));
-    if (m == "auto") c.unwinder = Unwinder::kAuto;
-    else if (m == "system") c.unwinder = Unwinder::kSystem;
-    else if (m == "bundled") c.unwinder = Unwinder::kBundled;
-    else if (m == "glibc") c.unwinder = Unwinder::kGlibc;
-    else warn("UNWINDER", v, "not one of auto, system, bundled, glibc", "auto");
+    for (size_t i = 0; i < N; ++i)
+      if (m == names[i]) return int(i);
+    warn(var, v, why, dflt);
+    return -1;
   }
-  uint_var("EPISODE_MS", 0, 86400000, &c.episode_ms, "2000");
-  if (const char* v = value("RECOVERED")) {
-    const std::string m = lower(trim(v));
-    if (m == "keep" || m == "count") c.keep_recovered = m == "keep";
-    else warn("RECOVERED", v, "not one of count, keep", "count");
+
+ private:
+  const EnvGetter& get_;
+  std::vector<std::string>* warnings_;
+};
+
+// DIR, RING_EVENTS, STACK_DEPTH, UNWINDER: where and what is recorded.
+void read_recording(const EnvReader& r, Config* c) {
+  if (const char* v = r.value("DIR")) {
+    if (std::strlen(v) == 0 || trim(v).empty()) r.warn("DIR", v, "empty", "./gpumemrec-dumps");
+    else if (std::strlen(v) > 3000) r.warn("DIR", v, "too long", "./gpumemrec-dumps");
+    else c->dir = v;
   }
-  if (const char* v = value("COMPRESS")) {
-    const std::string m = lower(trim(v));
-    if (m == "zstd" || m == "none" || m == "auto") {
-      c.compress_zstd = m == "zstd";
-      c.compress_auto = m == "auto";
-    } else {
-      warn("COMPRESS", v, "not one of auto, none, zstd", "auto");
-    }
+  r.uint_var("RING_EVENTS", 16, kMaxRingEvents, &c->ring_events, "65536");
+  uint64_t depth = uint64_t(c->stack_depth);
+  r.uint_var("STACK_DEPTH", 0, uint64_t(kMaxStackDepth), &depth, "32");
+  c->stack_depth = int(depth);
+  static const char* const kNames[] = {"auto", "system", "bundled", "glibc"};
+  static const Unwinder kUnwinders[] = {Unwinder::kAuto, Unwinder::kSystem, Unwinder::kBundled, Unwinder::kGlibc};
+  int u = r.choice_var("UNWINDER", kNames, "not one of auto, system, bundled, glibc", "auto");
+  if (u >= 0) c->unwinder = kUnwinders[u];
+}
+
+// EPISODE_MS, RECOVERED, COMPRESS, MAX_DUMPS, MAX_TOTAL_MB: verdicts and
+// what is kept on disk.
+void read_bundles(const EnvReader& r, Config* c) {
+  r.uint_var("EPISODE_MS", 0, 86400000, &c->episode_ms, "2000");
+  static const char* const kRecovered[] = {"count", "keep"};
+  int rec = r.choice_var("RECOVERED", kRecovered, "not one of count, keep", "count");
+  if (rec >= 0) c->keep_recovered = rec == 1;
+  static const char* const kCompress[] = {"auto", "none", "zstd"};
+  int z = r.choice_var("COMPRESS", kCompress, "not one of auto, none, zstd", "auto");
+  if (z >= 0) {
+    c->compress_zstd = z == 2;
+    c->compress_auto = z == 0;
   }
-  uint_var("MAX_DUMPS", 0, 1000000, &c.max_dumps, "5");
-  uint_var("MAX_TOTAL_MB", 0, uint64_t(1) << 40, &c.max_total_mb, "256");
-  if (const char* v = value("LOG_LEVEL")) {
-    std::string l = lower(trim(v));
-    if (l == "warning") l = "warn";
-    if (l == "err") l = "error";
-    static const char* levels[] = {"trace", "debug", "info", "warn", "error", "critical", "off"};
-    bool ok = false;
-    for (auto* lv : levels) ok = ok || l == lv;
-    if (ok) c.log_level = l;
-    else warn("LOG_LEVEL", v, "not one of trace, debug, info, warn, error, critical, off", "warn");
+  r.uint_var("MAX_DUMPS", 0, 1000000, &c->max_dumps, "5");
+  r.uint_var("MAX_TOTAL_MB", 0, uint64_t(1) << 40, &c->max_total_mb, "256");
+}
+
+// LOG_LEVEL, DISABLE, PYTHON_STACKS, PYTHON_HOOK, TORCH_HISTORY,
+// ROLES_BUDGET_MS.
+void read_switches(const EnvReader& r, Config* c) {
+  // "warning" and "err" are spdlog's other spellings of warn and error.
+  static const char* const kLevels[] = {"trace", "debug", "info", "warn", "error", "critical", "off", "warning", "err"};
+  int l = r.choice_var("LOG_LEVEL", kLevels, "not one of trace, debug, info, warn, error, critical, off", "warn");
+  if (l >= 0) c->log_level = kLevels[l == 7 ? 3 : l == 8 ? 4 : l];
+  r.bool_var("DISABLE", &c->disable, "0");
+  r.bool_var("PYTHON_STACKS", &c->python_stacks, "1");
+  r.bool_var("PYTHON_HOOK", &c->python_hook, "1");
+  r.uint_var("TORCH_HISTORY", 0, 100000000, &c->torch_history, "0");
+  r.uint_var("ROLES_BUDGET_MS", 1, 3600000, &c->roles_budget_ms, "1000");
+}
+
+// LIMIT, FAIL_AFTER, DUMP_SIGNAL, DUMP_AT_EXIT: what makes a bundle besides
+// a real out-of-memory.
+void read_triggers(const EnvReader& r, Config* c) {
+  if (const char* v = r.value("LIMIT")) {
+    if (parse_limit(v, c->limit_bytes)) c->has_limit = true;
+    else r.warn("LIMIT", v, "not a size like 24GiB or a list like 0:24GiB,1:40GiB", "no limit");
   }
-  bool_var("DISABLE", &c.disable, "0");
-  bool_var("PYTHON_STACKS", &c.python_stacks, "1");
-  bool_var("PYTHON_HOOK", &c.python_hook, "1");
-  uint_var("TORCH_HISTORY", 0, 100000000, &c.torch_history, "0");
-  uint_var("ROLES_BUDGET_MS", 1, 3600000, &c.roles_budget_ms, "1000");
-  if (const char* v = value("LIMIT")) {
-    if (parse_limit(v, c.limit_bytes)) c.has_limit = true;
-    else warn("LIMIT", v, "not a size like 24GiB or a list like 0:24GiB,1:40GiB", "no limit");
-  }
-  uint_var("FAIL_AFTER", 0, UINT64_MAX, &c.fail_after, "0");
-  if (const char* v = value("DUMP_SIGNAL")) {
+  r.uint_var("FAIL_AFTER", 0, UINT64_MAX, &c->fail_after, "0");
+  if (const char* v = r.value("DUMP_SIGNAL")) {
     int sig = parse_signal(v);
-    if (sig > 0) c.dump_signal = sig;
+    if (sig > 0) c->dump_signal = sig;
     else if (trim(v).empty())
-      warn("DUMP_SIGNAL", v, "empty", "off");
+      r.warn("DUMP_SIGNAL", v, "empty", "off");
     else if (trim(v) != "0")
-      warn("DUMP_SIGNAL", v, "not a usable signal (USR1, USR2, HUP, QUIT, WINCH, URG, PWR or a real-time number)", "off");
+      r.warn("DUMP_SIGNAL", v,
+             "not a usable signal (USR1, USR2, HUP, QUIT, WINCH, URG, PWR or a real-time number)", "off");
   }
-  bool_var("DUMP_AT_EXIT", &c.dump_at_exit, "0");
-  bool_var("FOLLOW_EXEC", &c.follow_exec, "1");
-  if (const char* v = value("SITE_SKIP")) {
+  r.bool_var("DUMP_AT_EXIT", &c->dump_at_exit, "0");
+}
+
+// FOLLOW_EXEC, SITE_SKIP, EXIT_WAIT_S.
+void read_process(const EnvReader& r, Config* c) {
+  r.bool_var("FOLLOW_EXEC", &c->follow_exec, "1");
+  if (const char* v = r.value("SITE_SKIP")) {
     std::string why;
-    if (!parse_site_skip(v, &c.site_skip, &why)) warn("SITE_SKIP", v, why.c_str(), "the built-in list only");
+    if (!parse_site_skip(v, &c->site_skip, &why)) r.warn("SITE_SKIP", v, why.c_str(), "the built-in list only");
   }
-  uint_var("EXIT_WAIT_S", 0, 86400, &c.exit_wait_s, "60");
+  r.uint_var("EXIT_WAIT_S", 0, 86400, &c->exit_wait_s, "60");
+}
+
+}  // namespace
+
+Config parse_config(const EnvGetter& get, std::vector<std::string>* warnings) {
+  Config c;
+  const EnvReader r(get, warnings);
+  read_recording(r, &c);  // in the order of config_vars(): the warnings come in that order
+  read_bundles(r, &c);
+  read_switches(r, &c);
+  read_triggers(r, &c);
+  read_process(r, &c);
   if (c.compress_auto) c.compress_zstd = plain_bundle_exceeds(c.ring_events, c.max_total_mb);
   return c;
 }

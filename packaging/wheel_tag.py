@@ -9,13 +9,18 @@ needs only libraries every such Linux has (or that the wheel carries beside
 it, as auditwheel's repair vendors them), and no glibc symbol version newer
 than x.y. The lists are auditwheel's (pypa/auditwheel,
 src/auditwheel/policy/manylinux-policy.json: "lib_whitelist" for x86_64,
-the same in every policy from manylinux_2_17 on). auditwheel is not packaged
-in Debian 12, so this script does its check for the two files gpumemrec
-ships, with binutils' readelf: the DT_NEEDED entries (`readelf -d`) and the
-version needs (`readelf -V`, section .gnu.version_r). libstdc++ and libgcc
-are linked in statically (tools/CMakeLists.txt, shim/CMakeLists.txt), so a
-GLIBCXX/CXXABI/GCC version need is refused rather than matched against the
-per-policy lists.
+the same in every policy from manylinux_2_17 on). The tag is needed while
+the wheel is built, before auditwheel could read it (and auditwheel is not
+packaged in Debian 12, nor fetched by an offline build), so this script
+names it from the files gpumemrec ships, with binutils' readelf: the
+DT_NEEDED entries (`readelf -d`) and the version needs (`readelf -V`,
+section .gnu.version_r). libstdc++ and libgcc are linked in statically
+(tools/CMakeLists.txt, shim/CMakeLists.txt), so a GLIBCXX/CXXABI/GCC version
+need is refused rather than matched against the per-policy lists, as
+auditwheel's policy would. `auditwheel show` confirms the finished wheel's
+tag in the tests (tests/wheel/wheel_test.py --step auditwheel): the files'
+processor, the policy's full symbol lists and every ELF file of the wheel
+are its to check.
 """
 import os
 import re
@@ -72,8 +77,6 @@ def glibc_minor(version):
 def check_file(path, shipped=()):
     """The highest glibc 2.x minor `path` needs; raises TagError otherwise.
     `shipped`: names of the libraries the wheel carries beside it."""
-    if "X86-64" not in readelf(["-h"], path):
-        raise TagError("%s: not an x86-64 object" % path)
     foreign = [lib for lib in needed_libraries(path) if lib not in GLIBC_LIBS and lib not in shipped]
     if foreign:
         raise TagError("%s needs %s, which a manylinux host need not have: link it statically"

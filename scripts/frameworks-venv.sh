@@ -12,6 +12,9 @@
 #
 # Usage: scripts/frameworks-venv.sh          -> prints the venv's directory
 #        scripts/frameworks-venv.sh --check  -> exit 0 if it exists, 1 if not
+#        scripts/frameworks-venv.sh --path   -> prints its directory if it exists,
+#                                               exit 1 if not (never makes it: the
+#                                               tests that use it: tests/simulate/frameworks_venv.py)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REQ=tests/requirements-frameworks.txt
@@ -21,6 +24,9 @@ cache=${GPUMEMREC_VENV_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gpumemrec}
 venv="$cache/frameworks-$hash"
 if [ "${1:-}" = "--check" ]; then
   [ -f "$venv/.complete" ] && exit 0 || exit 1
+fi
+if [ "${1:-}" = "--path" ]; then
+  [ -f "$venv/.complete" ] && echo "$venv" && exit 0 || exit 1
 fi
 mkdir -p "$cache"
 exec 9>"$cache/frameworks-$hash.lock"

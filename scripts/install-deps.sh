@@ -13,6 +13,7 @@ PACKAGES=(
   python3-setuptools python3-wheel python3-pip python3-venv  # the Python wheel, built offline (wheel.*)
   zstd  # GPUMEMREC_COMPRESS=zstd: the tests decompress bundle files with it (libzstd1 comes with it)
   mmdebstrap  # scripts/old-root.sh: a Debian 11 root (bundled libunwind, compat.debian11)
+  patchelf  # the bundled libunwind.so.8 finds the liblzma.so.5 beside it (RUNPATH $ORIGIN; shim/CMakeLists.txt)
 )
 # Optional: the HTML report test renders the page in Chromium; the
 # chrome-trace test runs DevTools' trace engine (from npm) in Node.

@@ -16,6 +16,15 @@ JOBS=$(nproc 2>/dev/null || echo 2)
 
 scripts/install-deps.sh
 
+# The real frameworks (PyTorch's CUDA build, transformers, JAX, ...) for the
+# tests that run them on the simulated card: made while the build runs (it
+# is mostly unpacking), waited for before the tests. A machine that keeps
+# ~/.cache makes it once (scripts/frameworks-venv.sh). Without it those
+# tests say why and are skipped.
+mkdir -p build
+scripts/frameworks-venv.sh > build/frameworks-venv.log 2>&1 &
+VENV_PID=$!
+
 build() {  # build <dir> [cmake args...]
   local dir=$1; shift
   cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
@@ -35,6 +44,11 @@ build build "${BUNDLE[@]}"
 if [ "$UNDER_LOAD" = 1 ]; then
   echo "== end-to-end and hardening tests under load"
   exec scripts/under-load.sh build 3
+fi
+echo "== the frameworks venv (scripts/frameworks-venv.sh)"
+if ! wait "$VENV_PID"; then
+  echo "frameworks venv: not made (the tests that need it are skipped):"
+  tail -5 build/frameworks-venv.log
 fi
 echo "== tests"
 # Timing checks (label perf) are benchmarks, not tests: `ctest -L perf` runs them.

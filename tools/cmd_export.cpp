@@ -1,6 +1,7 @@
 // gpumemrec export --format memory-viz|chrome-trace BUNDLE -o FILE
 // gpumemrec export --format tables DIR|BUNDLE... -o OUT (tools/export_tables.h)
 #include <cstdio>
+#include <memory>
 #include <vector>
 #include <unistd.h>
 
@@ -10,6 +11,7 @@
 #include "tools/cli.h"
 #include "tools/commands.h"
 #include "tools/export_tables.h"
+#include "tools/parquet_writer.h"
 #include "common/memviz_snapshot.h"
 #include "tools/output_file.h"
 #include "common/pickle_writer.h"
@@ -26,6 +28,7 @@ bool file_sink(void* ctx, const uint8_t* data, size_t n) {
 
 struct ExportOptions {
   std::string format;
+  std::string table_format = "jsonl";
   std::vector<std::string> bundles;
   std::string output;
 };
@@ -47,12 +50,15 @@ std::vector<std::string> expand_bundles(const std::vector<std::string>& args) {
 
 // One bundle after another; a bad bundle is reported and skipped (the
 // others are still exported), and the exit code says so.
-int export_tables(const std::vector<std::string>& bundles, const std::string& out_dir) {
+int export_tables(const std::vector<std::string>& bundles, const std::string& out_dir, bool parquet) {
   size_t done = 0, skipped = 0;
   unsigned long long events = 0;
+  std::unique_ptr<ParquetWriter> writer;
+  if (parquet) writer = std::make_unique<ParquetWriter>();  // says so at once when there is no pyarrow
+  prepare_tables_dir(out_dir);
   for (const auto& dir : bundles) {
     try {
-      events += export_bundle_tables(dir, out_dir).events;
+      events += export_bundle_tables(dir, out_dir, writer.get()).events;
       ++done;
     } catch (const CliError& e) {
       if (e.code != kBadInput) throw;
@@ -61,8 +67,8 @@ int export_tables(const std::vector<std::string>& bundles, const std::string& ou
     }
   }
   if (isatty(STDERR_FILENO) || skipped)
-    fprintf(stderr, "gpumemrec: wrote %zu bundle(s), %llu events, to %s/{bundles,events,allocations,sites}/\n",
-            done, events, out_dir.c_str());
+    fprintf(stderr, "gpumemrec: wrote %zu bundle(s), %llu events, to %s/{bundles,events,allocations,sites}/ (%s)\n",
+            done, events, out_dir.c_str(), writer ? ("Parquet, " + writer->version()).c_str() : "gzip JSON Lines");
   if (skipped) throw CliError(kBadInput, std::to_string(skipped) + " bundle(s) could not be read (above)");
   return kOk;
 }
@@ -95,20 +101,27 @@ RunFn add_export(CLI::App& root) {
   auto o = std::make_shared<ExportOptions>();
   CLI::App* app = root.add_subcommand("export", "Convert a bundle for other viewers (PyTorch memory_viz, Perfetto)");
   app->add_option("--format,-f", o->format,
-                  "memory-viz (PyTorch snapshot pickle), chrome-trace (Trace Event JSON) or tables (JSON Lines for "
-                  "DuckDB, Spark, pandas)")
+                  "memory-viz (PyTorch snapshot pickle), chrome-trace (Trace Event JSON) or tables (for DuckDB, Spark, "
+                  "pandas, polars, Dask)")
       ->required()
       ->check(CLI::IsMember({"memory-viz", "chrome-trace", "tables"}));
+  app->add_option("--table-format", o->table_format,
+                  "tables: jsonl (gzip JSON Lines, the default: needs nothing) or parquet (written by pyarrow: "
+                  "GPUMEMREC_PYTHON, else python3)")
+      ->check(CLI::IsMember({"jsonl", "parquet"}));
   app->add_option("BUNDLE", o->bundles, "Bundle directory (tables: bundles, or directories of bundles)")->required();
   app->add_option("-o,--output", o->output, "Output file ('-' for stdout); tables: output directory")->required();
   app->footer(
       "memory-viz: a protocol-2 pickle of PyTorch's snapshot dict (segments + device_traces); open it at\n"
       "  https://pytorch.org/memory_viz or with python -m torch.cuda._memory_viz trace_plot FILE -o out.html\n"
       "chrome-trace: open in https://ui.perfetto.dev or chrome://tracing\n"
-      "tables: OUT/{bundles,events,allocations,sites}/<bundle>.jsonl.gz, every row with bundle_id; e.g.\n"
+      "tables: OUT/{bundles,events,allocations,sites}/<bundle>.jsonl.gz (or .parquet), every row with bundle_id,\n"
+      "  the columns' types in OUT/schema.json; e.g.\n"
       "  duckdb -c \"SELECT rank, site FROM 'OUT/bundles/*.jsonl.gz' ORDER BY time\" (docs/fleet.md)");
   return [=]() -> int {
-    if (o->format == "tables") return export_tables(expand_bundles(o->bundles), o->output);
+    if (o->format == "tables")
+      return export_tables(expand_bundles(o->bundles), o->output, o->table_format == "parquet");
+    if (o->table_format != "jsonl") bad_input("--table-format", "only for --format tables");
     if (o->bundles.size() != 1) bad_input(o->bundles[1], "--format " + o->format + " converts one bundle");
     write_one(*o);
     return kOk;

@@ -1,8 +1,11 @@
 #include "tools/export_tables.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <vector>
@@ -13,7 +16,9 @@
 #include "common/site_rules.h"
 #include "tools/cli.h"
 #include "tools/bundles_table.h"
+#include "tools/parquet_writer.h"
 #include "tools/table_file.h"
+#include "tools/table_schema.h"
 
 using namespace gpumemrec::model;  // the tools' bundle model
 
@@ -23,34 +28,39 @@ namespace {
 using read::FlatRecord;
 using read::ScalarType;
 
-constexpr const char* kTables[] = {"bundles", "events", "allocations", "sites"};
-
-// A column of a streamed table: its key in the bundle file (and name in the
-// table), its JSON type, and what an absent or null key becomes (the
-// reader's default, docs/bundle-format.md "Keys left out").
+// A streamed table's column (events, allocations): its schema entry, the
+// JSON type the bundle file must give it, and what an absent or null key
+// becomes (the reader's default, docs/bundle-format.md "Keys left out").
 struct Column {
   const char* name;
   ScalarType type;
   const char* absent;
 };
-constexpr ScalarType N = ScalarType::kNumber, S = ScalarType::kString;
 
-const std::vector<Column> kEventColumns = {
-    {key::kSeq, N, "0"}, {key::kTimestamp, N, "null"}, {key::kTimestampNs, N, "null"},
-    {key::kEventType, S, "null"}, {key::kMemoryAllocated, N, "0"}, {key::kMemoryChange, N, "0"},
-    {key::kDeviceId, N, "-1"}, {key::kApi, S, "\"\""}, {key::kMemoryType, S, "\"\""},
-    {key::kAddress, N, "0"}, {key::kSize, N, "0"}, {key::kResult, N, "0"}, {key::kThreadId, N, "0"},
-    {key::kStackId, N, "0"}, {key::kDurationNs, N, "0"}, {key::kStream, N, "0"},
-    {key::kDeviceTotal, N, "null"}, {key::kDeviceFree, N, "null"},
-};
-const std::vector<Column> kAllocationColumns = {
-    {key::kAddress, N, "0"}, {key::kSize, N, "0"}, {key::kDeviceId, N, "-1"}, {key::kApi, S, "\"\""},
-    {key::kMemoryType, S, "\"\""}, {key::kTimestamp, N, "null"}, {key::kThreadId, N, "0"},
-    {key::kStackId, N, "0"}, {key::kSeq, N, "0"},
-};
+const char* absent_value(const std::string& name) {
+  static const char* const kNull[] = {key::kTimestamp, key::kTimestampNs, key::kEventType, key::kDeviceTotal,
+                                      key::kDeviceFree};
+  for (const char* k : kNull)
+    if (name == k) return "null";
+  if (name == key::kDeviceId) return "-1";
+  if (name == key::kApi || name == key::kMemoryType) return "\"\"";
+  return "0";
+}
 
-std::string table_path(const std::string& out_dir, const char* table, const std::string& id) {
-  return out_dir + "/" + table + "/" + id + ".jsonl.gz";
+// The schema's columns after bundle_id (tools/table_schema.cpp).
+std::vector<Column> streamed_columns(const char* table) {
+  std::vector<Column> out;
+  for (const TableColumn& c : table_schema(table).columns)
+    if (std::string(c.name) != "bundle_id")
+      out.push_back({c.name, c.type == ColumnType::kString ? ScalarType::kString : ScalarType::kNumber,
+                     absent_value(c.name)});
+  return out;
+}
+
+// Where a table file of the bundle goes: OUT/<table>/<id>.jsonl.gz, or,
+// for Parquet, the plain JSON Lines file in the bundle's staging folder.
+std::string table_path(const std::string& dir, const char* table, const std::string& id, bool staged) {
+  return staged ? dir + "/" + table + ".jsonl" : dir + "/" + table + "/" + id + ".jsonl.gz";
 }
 
 void make_dir(const std::string& p) {
@@ -73,9 +83,9 @@ bool stream_table(const std::string& path, const char* what, const std::vector<C
       if (!m || m->type == ScalarType::kNull) t->raw(c.absent);
       else if (m->type != c.type) {
         *err = {path, std::string(what) + " #" + std::to_string(r.index) + ": key '" + c.name + "' is not " +
-                          (c.type == N ? "a number" : "a string")};
+                          (c.type == ScalarType::kNumber ? "a number" : "a string")};
         return false;
-      } else if (c.type == S) t->str(m->text);
+      } else if (c.type == ScalarType::kString) t->str(m->text);
       else t->raw(m->text);
     }
     t->end();
@@ -128,28 +138,47 @@ void load_for_tables(const std::string& dir, Bundle* b) {
     if (!s.attributed) site::attribute(&s, rules);
 }
 
-}  // namespace
+// A private folder in OUT for the plain JSON Lines a bundle's Parquet files
+// are made from (hidden: readers glob OUT/<table>/*); removed with what is in it.
+class StagingDir {
+ public:
+  explicit StagingDir(const std::string& out_dir) {
+    std::string tmpl = out_dir + "/.gpumemrec-staging-XXXXXX";
+    if (!mkdtemp(&tmpl[0])) failure(out_dir + ": cannot create a staging folder: " + strerror(errno));
+    path_ = tmpl;
+  }
+  ~StagingDir() {
+    for (const TableSchema& t : table_schemas()) unlink(table_path(path_, t.name, "", true).c_str());
+    rmdir(path_.c_str());
+  }
+  const std::string& path() const { return path_; }
 
-TablesResult export_bundle_tables(const std::string& bundle_dir, const std::string& out_dir) {
+ private:
+  std::string path_;
+};
+
+// The four table files of one bundle, written (and, as JSON Lines,
+// committed) in the order events, allocations, sites, bundles.
+TablesResult write_tables(const std::string& bundle_dir, const std::string& dir, const std::string& id,
+                          bool staged) {
   Bundle b;
   load_for_tables(bundle_dir, &b);
   TablesResult res;
-  res.bundle_id = basename_of(bundle_dir);
-  make_dir(out_dir);
-  for (const char* t : kTables) make_dir(out_dir + "/" + t);
-  TableFile bundles(table_path(out_dir, "bundles", res.bundle_id));
-  TableFile events(table_path(out_dir, "events", res.bundle_id));
-  TableFile allocations(table_path(out_dir, "allocations", res.bundle_id));
-  TableFile sites(table_path(out_dir, "sites", res.bundle_id));
+  res.bundle_id = id;
+  TableFile bundles(table_path(dir, "bundles", id, staged), table_schema("bundles"), !staged);
+  TableFile events(table_path(dir, "events", id, staged), table_schema("events"), !staged);
+  TableFile allocations(table_path(dir, "allocations", id, staged), table_schema("allocations"), !staged);
+  TableFile sites(table_path(dir, "sites", id, staged), table_schema("sites"), !staged);
   LauncherKeys first;
   ReadError err;
-  if (!stream_table(read::bundle_file(bundle_dir, file::kEvents), "event", kEventColumns, res.bundle_id, &events,
-                    &first, &err) ||
-      !stream_table(read::bundle_file(bundle_dir, file::kAllocations), "allocation", kAllocationColumns,
-                    res.bundle_id, &allocations, nullptr, &err))
+  static const std::vector<Column> kEvents = streamed_columns("events");
+  static const std::vector<Column> kAllocations = streamed_columns("allocations");
+  if (!stream_table(read::bundle_file(bundle_dir, file::kEvents), "event", kEvents, id, &events, &first, &err) ||
+      !stream_table(read::bundle_file(bundle_dir, file::kAllocations), "allocation", kAllocations, id,
+                    &allocations, nullptr, &err))
     bad_input(err.file, err.what);
-  write_sites(b, res.bundle_id, &sites);
-  write_bundle_row(b, res.bundle_id, first, read_extras(bundle_dir, b), &bundles);
+  write_sites(b, id, &sites);
+  write_bundle_row(b, id, first, read_extras(bundle_dir, b), &bundles);
   res.events = events.rows();
   res.allocations = allocations.rows();
   res.sites = sites.rows();
@@ -157,6 +186,37 @@ TablesResult export_bundle_tables(const std::string& bundle_dir, const std::stri
   allocations.commit();
   sites.commit();
   bundles.commit();  // last: a bundles row means the bundle's other tables are there
+  return res;
+}
+
+}  // namespace
+
+void prepare_tables_dir(const std::string& out_dir) {
+  make_dir(out_dir);
+  for (const TableSchema& t : table_schemas()) make_dir(out_dir + "/" + t.name);
+  // The same text from every export: several writing into one OUT at once
+  // each rename a whole file over it.
+  std::string tmp = out_dir + "/.schema.json." + std::to_string(getpid()) + ".tmp", path = out_dir + "/schema.json";
+  FILE* f = fopen(tmp.c_str(), "w");
+  const std::string text = schema_json();
+  if (!f) failure(tmp + ": cannot create: " + strerror(errno));
+  bool ok = fwrite(text.data(), 1, text.size(), f) == text.size();
+  ok = fclose(f) == 0 && ok;
+  if (!ok || rename(tmp.c_str(), path.c_str()) != 0) {
+    unlink(tmp.c_str());
+    failure(path + ": cannot write");
+  }
+}
+
+TablesResult export_bundle_tables(const std::string& bundle_dir, const std::string& out_dir,
+                                  ParquetWriter* parquet) {
+  const std::string id = basename_of(bundle_dir);
+  if (!parquet) return write_tables(bundle_dir, out_dir, id, false);
+  StagingDir stage(out_dir);
+  TablesResult res = write_tables(bundle_dir, stage.path(), id, true);
+  for (const char* t : {"events", "allocations", "sites", "bundles"})  // bundles last, as above
+    parquet->convert(table_schema(t), table_path(stage.path(), t, id, true),
+                     out_dir + "/" + t + "/" + id + ".parquet");
   return res;
 }
 

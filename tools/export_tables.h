@@ -3,7 +3,9 @@
 //
 // OUT/<table>/<bundle_id>.jsonl.gz for the tables bundles, events,
 // allocations and sites: one gzip-compressed JSON Lines file per bundle and
-// table, every row with `bundle_id` (the bundle's directory name). A bundle
+// table, every row with `bundle_id` (the bundle's directory name); or
+// OUT/<table>/<bundle_id>.parquet (--table-format parquet: parquet_writer.h).
+// OUT/schema.json names every column's type. A bundle
 // is read one at a time and its two large files (events.json,
 // allocations.json) streamed object by object, so memory stays bounded
 // whatever the number of bundles and time is linear in their size; each
@@ -24,9 +26,18 @@ struct TablesResult {
   unsigned long long events = 0, allocations = 0, sites = 0;
 };
 
-// Exports one bundle directory into `out_dir` (created with its table
-// folders). Throws CliError(kBadInput) for a bad bundle (nothing of it is
-// left in out_dir), CliError(kFailure) when out_dir cannot be written.
-TablesResult export_bundle_tables(const std::string& bundle_dir, const std::string& out_dir);
+class ParquetWriter;
+
+// Makes `out_dir` and its table folders, and writes OUT/schema.json (the
+// tables' columns and types: tools/table_schema.h). Throws
+// CliError(kFailure) when it cannot.
+void prepare_tables_dir(const std::string& out_dir);
+
+// Exports one bundle directory into `out_dir` (prepared as above): gzip JSON
+// Lines, or Parquet through `parquet` when it is given (OUT/<table>/<id>.parquet).
+// Throws CliError(kBadInput) for a bad bundle (nothing of it is left in
+// out_dir), CliError(kFailure) when out_dir cannot be written.
+TablesResult export_bundle_tables(const std::string& bundle_dir, const std::string& out_dir,
+                                  ParquetWriter* parquet = nullptr);
 
 }  // namespace gpumemrec::cli

@@ -10,6 +10,7 @@
 
 #include "common/bundle_schema.h"
 #include "common/format.h"
+#include "common/site_rules.h"
 #include "tools/pprof_profile.h"
 
 namespace gpumemrec::cli {
@@ -44,6 +45,35 @@ bool framework_file(const std::string& file) {
   return file.find("/jax/") != std::string::npos || file.find("/jaxlib/") != std::string::npos;
 }
 
+// A sample of jaxlib's heap profile is a buffer unless its "kind" label
+// says otherwise: compiled programs are samples too, kind "executable" with
+// 0 bytes, and one sample stands for every buffer made at one stack (its
+// "count" value), as jax.profiler.device_memory_profile() of jaxlib 0.10.2
+// gives them (tests/python/run_real_jax.py).
+bool is_buffer(const pprof::Sample& s) {
+  for (const auto& l : s.labels)
+    if (l.first == "kind") return l.second == "buffer";
+  return true;
+}
+
+// The buffer's creation site: the innermost frame of the program's own
+// code, as the recorder names a site (common/site_rules.h: not the
+// standard library, nor an installed package such as flax or optax, nor a
+// GPUMEMREC_SITE_SKIP pattern); failing that the innermost frame outside
+// jax/ and jaxlib/; failing that the innermost.
+const pprof::Frame* creation_site(const pprof::Sample& s) {
+  const site::Rules& rules = site::rules_from_environment();
+  for (const auto& f : s.frames) {
+    model::Frame m;
+    m.kind = model::FrameKind::kPython;
+    m.function = f.function, m.file = f.file, m.line = f.line;
+    if (!framework_file(f.file) && rules.classify(m) == site::FrameClass::kUser) return &f;
+  }
+  for (const auto& f : s.frames)
+    if (!framework_file(f.file)) return &f;
+  return s.frames.empty() ? nullptr : &s.frames.front();
+}
+
 void read_profile(const std::string& gz, FrameworkView* v) {
   pprof::Profile p;
   std::string why;
@@ -51,23 +81,20 @@ void read_profile(const std::string& gz, FrameworkView* v) {
     v->problem = std::string(file::kFrameworkMemoryProfile) + ": " + why;
     return;
   }
-  const size_t bi = p.bytes_index();
+  const size_t bi = p.bytes_index(), ci = p.count_index();
   std::map<std::tuple<std::string, std::string, int64_t>, BufferSite> sites;
   for (const auto& s : p.samples) {
+    if (!is_buffer(s)) continue;
     const uint64_t bytes = bi < s.values.size() && s.values[bi] > 0 ? uint64_t(s.values[bi]) : 0;
-    const pprof::Frame* site = nullptr;
-    for (const auto& f : s.frames)
-      if (!framework_file(f.file)) {
-        site = &f;
-        break;
-      }
-    pprof::Frame none;
-    if (!site) site = s.frames.empty() ? &none : &s.frames.front();
+    const uint64_t count = ci < s.values.size() ? (s.values[ci] > 0 ? uint64_t(s.values[ci]) : 0) : 1;
+    static const pprof::Frame none;
+    const pprof::Frame* site = creation_site(s);
+    if (!site) site = &none;
     BufferSite& b = sites[{site->function, site->file, site->line}];
     b.function = site->function, b.file = site->file, b.line = site->line;
-    ++b.count;
+    b.count += count;
     b.bytes += bytes;
-    ++v->buffer_count;
+    v->buffer_count += count;
     v->buffer_bytes += bytes;
   }
   for (auto& kv : sites) v->buffer_sites.push_back(kv.second);

@@ -15,8 +15,9 @@
 
 namespace gpumemrec::cli {
 
-// Live buffers grouped by their creation site (the innermost frame outside
-// jax/jaxlib).
+// Live buffers grouped by their creation site (the innermost frame of the
+// program's own code: not jax/jaxlib, an installed package or the standard
+// library; common/site_rules.h).
 struct BufferSite {
   std::string function, file;
   int64_t line = 0;

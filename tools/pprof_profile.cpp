@@ -215,6 +215,12 @@ size_t Profile::bytes_index() const {
   return sample_types.empty() ? 0 : sample_types.size() - 1;
 }
 
+size_t Profile::count_index() const {
+  for (size_t i = 0; i < sample_types.size(); ++i)
+    if (sample_types[i].second == "count") return i;
+  return std::string::npos;
+}
+
 bool parse(const std::string& bytes, Profile* out, std::string* why) {
   Raw raw;
   if (!read_message(raw, bytes.data(), bytes.size(), visit_profile, nullptr)) {

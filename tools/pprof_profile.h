@@ -26,6 +26,9 @@ struct Profile {
   std::vector<Sample> samples;
   // The index of the ("space", "bytes") value, or the last one.
   size_t bytes_index() const;
+  // The index of the value counted in "count" (jaxlib's ("allocations",
+  // "count"): how many buffers one sample stands for), or npos.
+  size_t count_index() const;
 };
 
 // Parses an uncompressed profile.

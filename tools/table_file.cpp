@@ -19,17 +19,19 @@ namespace {
 // it is parsed; higher levels cost several times the time for a few
 // percent of size (JSON Lines of the same keys compress well at any level).
 constexpr const char* kGzMode = "wb1";
+constexpr const char* kPlainMode = "wbT";  // zlib's transparent writing: the bytes as they are
 constexpr size_t kFlushBytes = size_t(1) << 18;
 }  // namespace
 
-TableFile::TableFile(std::string path) : path_(std::move(path)) {
+TableFile::TableFile(std::string path, const TableSchema& schema, bool gzip)
+    : schema_(schema), path_(std::move(path)) {
   size_t slash = path_.rfind('/');
   std::string dir = slash == std::string::npos ? "" : path_.substr(0, slash + 1);
   std::string base = slash == std::string::npos ? path_ : path_.substr(slash + 1);
   tmp_ = dir + "." + base + "." + std::to_string(getpid()) + ".tmp";
   int fd = open(tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) failure(tmp_ + ": cannot create: " + strerror(errno));
-  gz_ = gzdopen(fd, kGzMode);
+  gz_ = gzdopen(fd, gzip ? kGzMode : kPlainMode);
   if (!gz_) {
     close(fd);
     unlink(tmp_.c_str());
@@ -46,6 +48,10 @@ TableFile::~TableFile() {
 }
 
 void TableFile::key(std::string_view name) {
+  if (column_ >= schema_.columns.size() || name != schema_.columns[column_].name)
+    failure(std::string("internal error: column ") + std::string(name) + " of table " + schema_.name +
+            " is not its schema's next one");
+  ++column_;
   if (!first_) row_ += ',';
   first_ = false;
   row_ += '"';
@@ -83,6 +89,8 @@ void TableFile::dbl(double v) {
 }
 
 void TableFile::end() {
+  if (column_ != schema_.columns.size())
+    failure(std::string("internal error: a row of table ") + schema_.name + " is short of its schema's columns");
   row_ += "}\n";
   ++rows_;
   if (row_.size() >= kFlushBytes) flush();

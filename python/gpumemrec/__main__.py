@@ -52,6 +52,9 @@ def exec_command(argv):
     except CommandError as e:
         sys.stderr.write("gpumemrec: error: %s\n" % e)
         return 1
+    if argv and argv[0] == "export" and not os.environ.get("GPUMEMREC_PYTHON"):
+        # --table-format parquet writes with pyarrow: this environment's (tools/parquet_writer.h)
+        os.environ["GPUMEMREC_PYTHON"] = sys.executable
     sys.stdout.flush()
     sys.stderr.flush()
     os.execv(exe, [exe] + argv)

@@ -498,6 +498,14 @@ static bool framework_dump(Recorder* r) {
   return false;
 }
 
+// The open episode waits for the framework's word (Episodes::hold) up to the
+// Python hook's time budget, twice (the walk, then the rest of the report),
+// plus the episode window.
+static bool hold_for_framework(const Recorder* r, uint64_t episode) {
+  const uint64_t wait_ms = 2 * r->cfg.roles_budget_ms + r->cfg.episode_ms;
+  return episode && g_episodes.hold(episode, monotonic_ns() + wait_ms * 1000000ull);
+}
+
 int dumper_on_framework_oom(std::shared_ptr<FrameworkReport> report) {
   Recorder* r = recorder();
   if (!r || !g_buffer.data || !g_symbolizer || !g_frozen_ready) return -1;
@@ -509,7 +517,9 @@ int dumper_on_framework_oom(std::shared_ptr<FrameworkReport> report) {
     report->episode = episode;
     const bool handled = !report->fields.retry_handler.empty();
     framework_report_put(std::move(report));
-    if (handled ? g_episodes.unhold(episode, monotonic_ns()) : g_episodes.close_fatal(episode, FatalCause::kFramework))
+    // A handler's catch decides it (dumper_framework_recovered); the hold,
+    // renewed, bounds the wait for it.
+    if (handled ? hold_for_framework(r, episode) : g_episodes.close_fatal(episode, FatalCause::kFramework))
       writer_wake();
     ret = 0;
   } else {
@@ -524,19 +534,16 @@ int dumper_on_framework_oom(std::shared_ptr<FrameworkReport> report) {
   return ret;
 }
 
-uint64_t dumper_framework_hold(int device) { return recorder() ? g_episodes.hold(device) : 0; }
-
-bool dumper_framework_unhold(uint64_t episode) {
-  if (!g_episodes.unhold(episode, monotonic_ns())) return false;
-  writer_wake();  // the writer waits without a deadline while it is held
-  return true;
+int dumper_on_framework_begin(int device) {
+  Recorder* r = recorder();
+  if (!r) return 1;
+  return hold_for_framework(r, g_episodes.open_on(device)) ? 0 : 1;
 }
 
-bool dumper_framework_recovered(uint64_t episode, const char* handler) {
-  const int device = g_episodes.device_of(episode);
-  if (device < 0) return false;
+bool dumper_framework_recovered(int device, const char* handler) {
+  if (!recorder()) return false;
   const uint64_t live = device_live_bytes(device);
-  if (!g_episodes.close_by_handler(episode, handler, current_tid(), monotonic_ns(), live)) return false;
+  if (!g_episodes.close_by_handler(device, handler, current_tid(), monotonic_ns(), live)) return false;
   writer_wake();
   return true;
 }

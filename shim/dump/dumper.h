@@ -40,18 +40,21 @@ void dumper_on_success(HookId api, int device, uint64_t size);
 // bundle of its own, reason framework_oom, written on this thread (1
 // returned); -1 when nothing could be done.
 // A report that names a retry handler (the program will catch the error
-// and retry with less) is held for the episode without deciding it: the
-// window starts again (0 returned), and dumper_framework_recovered closes
-// it when the handler caught the error.
+// and retry with less) leaves the episode open, held again (0 returned):
+// dumper_framework_recovered closes it when the handler caught the error,
+// else the hold's end does (fatal).
 int dumper_on_framework_oom(std::shared_ptr<FrameworkReport> report);
-// The framework's out-of-memory hook starts on `device` / is done without a
-// report (Episodes::hold, unhold). The episode held, 0 when none.
-uint64_t dumper_framework_hold(int device);
-bool dumper_framework_unhold(uint64_t episode);
-// The program's `handler` caught the framework's error of `episode` on this
-// thread and retries: the episode is recovered now. False when it is not
-// the open episode (decided already).
-bool dumper_framework_recovered(uint64_t episode, const char* handler);
+// The framework's observer begins its report for `device`: the open episode
+// there waits for it (Episodes::hold) up to the Python hook's time budget
+// (GPUMEMREC_ROLES_BUDGET_MS, twice: the walk, then the rest of the report)
+// plus GPUMEMREC_EPISODE_MS. 0: an episode waits; 1: none is open (the
+// report will make a framework_oom bundle).
+int dumper_on_framework_begin(int device);
+// The program's `handler` caught the framework's error on `device`, on this
+// thread, and retries with less: the open episode there, held by the
+// framework's report, is recovered now (Episodes::close_by_handler). False
+// when none is open and held there (decided already).
+bool dumper_framework_recovered(int device, const char* handler);
 // Writes a bundle now (signal thread, exit); false if another dump runs or
 // writing failed.
 bool dump_now(Recorder* r, DumpReason reason, const FailureInfo* f);

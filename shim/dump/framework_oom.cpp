@@ -41,6 +41,13 @@ std::shared_ptr<FrameworkReport> make_report(const char* digest, size_t digest_l
 }  // namespace
 }  // namespace gpumemrec
 
+// PyTorch's observer begins its report: the open episode on `device` waits
+// for it instead of closing on its window while the hook walks the program's
+// objects (dumper.h). 0: an episode waits; 1: none is open.
+extern "C" __attribute__((visibility("default"))) int gpumemrec_framework_oom_begin(int device) {
+  return gpumemrec::dumper_on_framework_begin(device);
+}
+
 // 0: attached to the open episode's bundle (verdict fatal now); 1: a
 // framework_oom bundle is on its way (frozen now, written by the writer
 // thread; written here only when no writer can take it); -1: nothing

@@ -2,12 +2,11 @@
 // (docs/python-hook.md, "Trainers that retry"). Exported (exports.map:
 // gpumemrec_*).
 //
-// The hook's observer holds the open episode while it runs (its snapshot
-// and roles walk may take longer than GPUMEMREC_EPISODE_MS on a loaded
-// machine, and the retry rule must not decide meanwhile), then reports
-// (gpumemrec_framework_oom): fatal, or, when a handler of the program that
-// catches the error and retries with less is waiting for it, undecided.
-// That handler's catch is gpumemrec_framework_recovered.
+// The hook's observer holds the open episode while it runs
+// (gpumemrec_framework_oom_begin), then reports (gpumemrec_framework_oom):
+// fatal, or, when a handler of the program that catches the error and
+// retries with less is waiting for it, still held. That handler's catch is
+// gpumemrec_framework_recovered; without it the hold's end decides (fatal).
 #include <cstddef>
 #include <cstdint>
 
@@ -30,22 +29,11 @@ bool handler_name_ok(const char* name) {
 }  // namespace
 }  // namespace gpumemrec
 
-// The episode held (its verdict waits for the hook), 0 when no episode is
-// open on `device`.
-extern "C" __attribute__((visibility("default"))) uint64_t gpumemrec_framework_hold(int device) {
-  return gpumemrec::dumper_framework_hold(device);
-}
-
-// The hook is done with `episode` without a report: the retry window
-// starts again. 0 done, -1 not the open episode.
-extern "C" __attribute__((visibility("default"))) int gpumemrec_framework_unhold(uint64_t episode) {
-  return gpumemrec::dumper_framework_unhold(episode) ? 0 : -1;
-}
-
-// `handler` caught the error of `episode` on this thread and retries: the
-// episode is recovered. 0 closed, -1 not the open episode or a bad name
-// (said on stderr).
-extern "C" __attribute__((visibility("default"))) int gpumemrec_framework_recovered(uint64_t episode,
+// `handler` caught the framework's out-of-memory error on `device` on this
+// thread and retries with less: the open episode there, held by the
+// framework's report, is recovered. 0 closed, -1 none open and held there
+// (decided already) or a bad name (said on stderr).
+extern "C" __attribute__((visibility("default"))) int gpumemrec_framework_recovered(int device,
                                                                                    const char* handler) {
   using namespace gpumemrec;
   if (!handler_name_ok(handler)) {
@@ -53,5 +41,5 @@ extern "C" __attribute__((visibility("default"))) int gpumemrec_framework_recove
             Recovery::kHandlerBytes - 1);
     return -1;
   }
-  return dumper_framework_recovered(episode, handler) ? 0 : -1;
+  return dumper_framework_recovered(device, handler) ? 0 : -1;
 }

@@ -3,7 +3,7 @@
 // Source: NVIDIA's headers of the wheel PyTorch 2.14.1 installs
 // (nvidia-cublas 13.1.1.3: nvidia/cu13/include/cublas_api.h, cublasLt.h).
 // Each list is X(NAME, VALUE). types.h makes the enums of them; the check
-// simulate.cublas_headers (tests/simulate/check_blas_headers.py) compiles
+// simulate.cublas_headers (tests/simulate/check_headers.py, blas_values.cpp) compiles
 // them beside NVIDIA's headers and asserts every value equal. This file has
 // no include and no declaration, so that it can be expanded in any scope.
 #pragma once

@@ -9,6 +9,12 @@
 #include <cstring>
 
 namespace sim {
+
+// Overridden by a simulated library's generated table (simulate/CMakeLists.txt);
+// here, not in exports.cpp, so that a library without the table (the tests'
+// HIP runtime) links.
+__attribute__((weak)) extern const char* const kLibraryName = "";
+
 namespace {
 
 constexpr uint64_t kFakeCapacity = 1ull << 30;

@@ -144,3 +144,18 @@ FAKE_EXPORT CUresult CUDAAPI cuDeviceGetPCIBusId(char* pciBusId, int len, CUdevi
   sim::pci_bus_id(dev, pciBusId, len);
   return CUDA_SUCCESS;
 }
+
+// The driver's error log (CUDA 12.9): PyTorch registers a callback when the
+// driver has one (c10/cuda/driver_api.h, optional). Nothing is logged here:
+// registering succeeds and the callback never runs.
+FAKE_EXPORT CUresult CUDAAPI cuLogsRegisterCallback(CUlogsCallback callbackFunc, void* userData,
+                                                    CUlogsCallbackHandle* callback_out) {
+  static char handle;
+  if (callbackFunc == nullptr || callback_out == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  *callback_out = reinterpret_cast<CUlogsCallbackHandle>(&handle);
+  return CUDA_SUCCESS;
+}
+
+FAKE_EXPORT CUresult CUDAAPI cuLogsUnregisterCallback(CUlogsCallbackHandle callback) {
+  return callback == nullptr ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+}

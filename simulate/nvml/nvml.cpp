@@ -267,6 +267,15 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t devic
   return list_processes(device, infoCount, infos, fill_v1);
 }
 
+// No graphics (display) process runs on a simulated card: an empty list.
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t device, unsigned int* infoCount,
+                                                                  nvmlProcessInfo_t* infos) {
+  if (!initialized()) return NVML_ERROR_UNINITIALIZED;
+  if (device_index(device) < 0 || infoCount == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  *infoCount = 0;
+  return NVML_SUCCESS;
+}
+
 FAKE_EXPORT nvmlReturn_t nvmlSystemGetProcessName(unsigned int pid, char* name, unsigned int length) {
   if (!initialized()) return NVML_ERROR_UNINITIALIZED;
   if (name == nullptr || length == 0) return NVML_ERROR_INVALID_ARGUMENT;

@@ -33,8 +33,9 @@ add_test(NAME simulate.cublas_no_driver
           $<TARGET_FILE:sim_cublas> $<TARGET_FILE:selftest_cublas_nodriver> $<TARGET_FILE:sim_cublaslt>)
 set_tests_properties(simulate.cublas_no_driver PROPERTIES TIMEOUT 30 SKIP_RETURN_CODE 77)
 add_test(NAME simulate.cublas_headers
-  COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/check_blas_headers.py ${CMAKE_CXX_COMPILER}
-          ${CUDA_INCLUDE_DIR})
+  COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/check_headers.py SIM_BLAS_REAL_HEADERS
+          nvidia/cu13/include/cublasLt.h ${CMAKE_CURRENT_SOURCE_DIR}/blas_values.cpp ${CMAKE_CXX_COMPILER}
+          ${CUDA_INCLUDE_DIR} "simulate/blas/*.cpp" "tests/simulate/selftest_cublas*.cpp")
 set_tests_properties(simulate.cublas_headers PROPERTIES TIMEOUT 300 SKIP_RETURN_CODE 77)
 add_test(NAME simulate.cublas_torch
   COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/torch_blas.py ${GPUMEMREC_SIM_DIR})
@@ -49,7 +50,7 @@ target_link_options(blas_oom PRIVATE -Wl,--disable-new-dtags)
 add_dependencies(blas_oom sim_cuda)
 if(TARGET gpumemrec_shim)
   add_test(NAME simulate.cublas_recorder
-    COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/recorder_blas.py attribution $<TARGET_FILE:blas_oom>)
+    COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/recorder_library.py cublas $<TARGET_FILE:blas_oom>)
   set_tests_properties(simulate.cublas_recorder PROPERTIES ENVIRONMENT "GPUMEMREC_BUILD_DIR=${CMAKE_BINARY_DIR}"
     TIMEOUT 120 SKIP_RETURN_CODE 77)
 endif()

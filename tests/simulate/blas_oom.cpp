@@ -2,13 +2,14 @@
 // simulate.cublas_recorder. On the plain Fake GPU (4 MiB default workspace):
 // one SGEMM on a handle without a workspace of the program's (the simulated
 // cuBLAS takes and returns its default pool through the driver), then the card
-// filled to 2 MiB free and the same SGEMM again: cuBLAS's cuMemAllocAsync
-// fails and cublasSgemm_v2 returns CUBLAS_STATUS_ALLOC_FAILED. Prints
+// filled to 2 MiB free (after a synchronization: until then the driver's pool
+// keeps the first call's bytes and would serve the next call from them) and
+// the same SGEMM again: cuBLAS's cuMemAllocAsync fails and cublasSgemm_v2
+// returns CUBLAS_STATUS_ALLOC_FAILED. Prints
 // `OOM api=cuMemAllocAsync size=<pool> status=<cuBLAS status>`.
-#include <dlfcn.h>
-
 #include <cstdio>
 
+#include "fill_card.h"
 #include "selftest_blas.h"
 
 namespace {
@@ -25,13 +26,7 @@ cublasStatus_t sgemm(cublasHandle_t h) {
 int main() {
   cublasHandle_t h = nullptr;
   if (cublasCreate_v2(&h) != CUBLAS_STATUS_SUCCESS || sgemm(h) != CUBLAS_STATUS_SUCCESS) return 1;
-  void* drv = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-  auto get_info = drv ? reinterpret_cast<int (*)(size_t*, size_t*)>(dlsym(drv, "cuMemGetInfo_v2")) : nullptr;
-  auto alloc = drv ? reinterpret_cast<int (*)(unsigned long long*, size_t)>(dlsym(drv, "cuMemAlloc_v2")) : nullptr;
-  size_t free_bytes = 0, total = 0;
-  if (get_info == nullptr || alloc == nullptr || get_info(&free_bytes, &total) != 0) return 1;
-  unsigned long long fill = 0;
-  if (alloc(&fill, free_bytes - (2u << 20)) != 0) return 1;
+  if (!fill_card(2u << 20)) return 1;
   const cublasStatus_t st = sgemm(h);
   printf("OOM api=cuMemAllocAsync size=%d status=%d\n", 4 << 20, static_cast<int>(st));
   return st == CUBLAS_STATUS_ALLOC_FAILED ? 0 : 1;

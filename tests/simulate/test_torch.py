@@ -11,13 +11,42 @@ Cases (each a program in programs/):
                     (the caching allocator maps its memory through the driver's VMM)
   train_async       the same with backend:cudaMallocAsync (every tensor a
                     stream-ordered allocation from the driver's pool)
+  kv_static         kv_serve.py: a Llama-shaped model from a config serving with a
+  kv_dynamic        transformers StaticCache / DynamicCache; a second request's
+                    prefill runs out of memory
+  recovered         recover.py: PyTorch frees its cache and retries: no bundle by
+                    default, a bundle marked recovered with GPUMEMREC_RECOVERED=keep
+  fraction          fraction.py: set_per_process_memory_fraction refuses a request
+                    before the driver: a framework_oom bundle
+  llama7b           llama7b.py: full fine-tuning of a 7B Llama configuration in bf16
+                    with AdamW runs to its out-of-memory in under 2 GiB of host
+                    memory, and the bundle says what the 80 GB held
 
 Usage: test_torch.py BUILD_BIN_DIR CASE. Exit 77 without the venv.
 """
 import os
+import pickle
+import re
 import sys
 
 from torch_checks import Run, check, check_backward_site, check_roles, check_simulated, finish, load
+
+
+def pickled_segments(bundle, name):
+    with open(os.path.join(bundle, name), "rb") as f:
+        return sorted([s["address"], s["total_size"]] for s in pickle.load(f)["segments"])
+
+
+def check_snapshots(bundle, expect):
+    """PyTorch's own snapshot at the failure (framework_state.pickle) and the
+    recorder's (snapshot.pickle: each live driver allocation a segment) hold
+    exactly the segments the program's snapshot shows after catching the
+    error (c10 keeps its segments: nothing was released since)."""
+    want = expect.get("segments")
+    check(bool(want) and pickled_segments(bundle, "framework_state.pickle") == want,
+          "framework_state.pickle: PyTorch's %d segments, as the program's snapshot" % len(want or []))
+    check(pickled_segments(bundle, "snapshot.pickle") == want,
+          "snapshot.pickle: the recorder's live allocations are PyTorch's %d segments" % len(want or []))
 
 
 def case_train(bin_dir, alloc_conf, api):
@@ -47,12 +76,83 @@ def case_train(bin_dir, alloc_conf, api):
         check(not os.path.exists(os.path.join(b, "framework.json")), "no framework.json without an observer")
         return
     check_roles(load(b, "framework.json"), run.expect, ("weights", "gradients", "optimizer_state"))
+    if not alloc_conf:
+        check_snapshots(b, run.expect)
+
+
+def case_kv(bin_dir, kind):
+    program = "kv_serve.py"
+    run = Run(bin_dir, program, ["--cache", kind], {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"})
+    check(run.rc == 0 and run.expect.get("where") == "second request",
+          "the second request runs out of memory (rc %d, %s)" % (run.rc, run.expect.get("where")))
+    fatal = [b for b in run.bundles if load(b, "metadata.json").get("outcome") == "fatal"]
+    check(len(fatal) == 1, "one fatal bundle (of %d)" % len(run.bundles))
+    if not fatal:
+        return
+    fw = load(fatal[0], "framework.json")
+    check_roles(fw, run.expect, ("weights", "kv_cache"))
+    owner = "StaticCache" if kind == "static" else "DynamicCache"
+    owners = {t["owner"] for t in fw["roles"]["top"] if t["role"] == "kv_cache"}
+    check(owners == {owner}, "the KV cache's tensors are named as the %s's: %s" % (owner, owners))
+    check(fw["roles"]["tensors"]["kv_cache"] == run.expect["kv_cache_n"],
+          "%d cache tensors, the program counts %d" % (fw["roles"]["tensors"]["kv_cache"], run.expect["kv_cache_n"]))
+
+
+def case_recovered(bin_dir):
+    run = Run(bin_dir, "recover.py")
+    check(run.rc == 0 and run.expect.get("big", 0) > 0, "the program got its memory: rc %d" % run.rc)
+    check(run.bundles == [], "a recovered failure leaves no bundle by default (%d)" % len(run.bundles))
+    check(re.search(r"cudaMalloc\(\d+ bytes.*recovered after freeing", run.err) is not None,
+          "stderr says the failure was recovered")
+    keep = Run(bin_dir, "recover.py", env={"GPUMEMREC_RECOVERED": "keep"})
+    outcomes = [load(b, "metadata.json").get("outcome") for b in keep.bundles]
+    check(outcomes == ["recovered"], "GPUMEMREC_RECOVERED=keep: one bundle marked recovered: %s" % outcomes)
+
+
+def case_fraction(bin_dir):
+    program = "fraction.py"
+    run = Run(bin_dir, program)
+    check(run.rc == 0, "the program exits 0: %d" % run.rc)
+    check(len(run.bundles) == 1, "one bundle (%d)" % len(run.bundles))
+    if not run.bundles:
+        return
+    b = run.bundles[0]
+    md, fw = load(b, "metadata.json"), load(b, "framework.json")
+    check(md["reason"] == "framework_oom", "reason framework_oom (no driver call failed): %s" % md["reason"])
+    check(fw["memory_fraction"] == 0.25, "framework.json's memory_fraction: %s" % fw["memory_fraction"])
+    check(fw["reserved_bytes"] == run.expect["reserved"], "PyTorch's reserved bytes %d, the program's %d"
+          % (fw["reserved_bytes"], run.expect["reserved"]))
+    check(fw["allocated_bytes"] == run.expect["held"], "PyTorch's allocated bytes %d, the program holds %d"
+          % (fw["allocated_bytes"], run.expect["held"]))
+    line = run.program_line(program, "acts.append(")
+    check(re.search(r"^    site: \w+ \(%s:%d\) \[python\]" % (program, line), load(b, "summary.txt"), re.M)
+          is not None, "the site is the program's line %s:%d" % (program, line))
+
+
+def case_llama7b(bin_dir):
+    run = Run(bin_dir, "llama7b.py", env={"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"})
+    e = run.expect
+    check(run.rc == 0 and e.get("where") in ("forward", "backward", "optimizer step"),
+          "the fine-tuning runs out of memory (rc %d, in %s)" % (run.rc, e.get("where")))
+    check(6.7e9 < e.get("parameters", 0) < 6.8e9, "a 7B configuration: %s parameters" % e.get("parameters"))
+    check(e.get("host_peak_bytes", 1 << 40) < 2 << 30, "host memory at most 2 GiB: %.2f GiB"
+          % (e.get("host_peak_bytes", 0) / (1 << 30)))
+    fatal = [b for b in run.bundles if load(b, "metadata.json").get("outcome") == "fatal"]
+    check(len(fatal) == 1, "one fatal bundle (of %d)" % len(run.bundles))
+    if fatal:
+        check_simulated(fatal[0])
+        check_roles(load(fatal[0], "framework.json"), e, ("weights", "gradients", "optimizer_state"))
 
 
 CASES = {
     "train_oom": lambda d: case_train(d, "", "cudaMalloc"),
     "train_expandable": lambda d: case_train(d, "expandable_segments:True", "cuMemCreate"),
     "train_async": lambda d: case_train(d, "backend:cudaMallocAsync", "cudaMallocAsync"),
+    "kv_static": lambda d: case_kv(d, "static"),
+    "kv_dynamic": lambda d: case_kv(d, "dynamic"),
+    "recovered": case_recovered,
+    "fraction": case_fraction,
+    "llama7b": case_llama7b,
 }
 
 

@@ -1,6 +1,11 @@
 #!/usr/bin/env python3
 """The fleet questions of docs/fleet.md, run as written there on the tables
-of `gpumemrec export --format tables`, in DuckDB and in pandas.
+of `gpumemrec export --format tables`, in DuckDB from npm; the export's
+contract (a corrupt bundle skipped, hostile keys, compressed bundles,
+--table-format parquet refused in one line without pyarrow).
+The other engines (DuckDB's Python package, pandas, polars, Dask, and the
+Parquet tables) are fleet_engines.py's, with this file's bundles and
+answers.
 
   run_fleet_queries.py --gpumemrec BIN --work DIR
 
@@ -10,9 +15,9 @@ holds 24 GiB more (the outlier), every rank has a peak.json and the
 framework's roles; a fifth, corrupt bundle must be skipped with exit code
 2 and leave nothing in the tables. Each answer is checked against the
 bundles' own files. DuckDB comes from npm (@duckdb/node-api, installed into
-DIR/duckdb at test time, reused by later runs); pandas is python3-pandas.
-Exit 0 pass, 1 fail, 77 skip (no node/npm, or the registry cannot be
-reached: the pandas half still runs first).
+DIR/duckdb at test time, reused by later runs). Exit 0 pass, 1 fail, 77
+skip (no node/npm, or the registry cannot be reached: the export's checks
+still run first).
 """
 import argparse
 import gzip
@@ -30,6 +35,7 @@ DOC = os.path.join(HERE, "..", "..", "docs", "fleet.md")
 SKIP = 77
 PACKAGE = "@duckdb/node-api@1.5.6-r.1"  # pinned: the engine comes with it
 GiB = 1 << 30
+TABLES = ("bundles", "events", "allocations", "sites")
 ROLES = ["weights", "gradients", "optimizer_state", "kv_cache", "activations", "allocator_cache", "unknown"]
 failures = []
 
@@ -88,6 +94,11 @@ def make_bundles(work):
     return src, by_rank, bad
 
 
+def table_files(out):
+    """Every file in OUT's table folders."""
+    return [n for t in TABLES if os.path.isdir(os.path.join(out, t)) for n in os.listdir(os.path.join(out, t))]
+
+
 def check_hostile(gpumemrec, good, work):
     """A key of the wrong type, an entry that is not an object, nesting
     deeper than the reader allows: one line naming the file, the entry and
@@ -105,9 +116,42 @@ def check_hostile(gpumemrec, good, work):
         shutil.rmtree(out, ignore_errors=True)
         p = subprocess.run([gpumemrec, "export", "-f", "tables", b, "-o", out], stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE)
-        left = [n for t in os.listdir(out) for n in os.listdir(os.path.join(out, t))] if os.path.isdir(out) else []
+        left = table_files(out) if os.path.isdir(out) else []
         check("export of events.json with %s: exit 2, the reason, nothing left" % what,
               (p.returncode, want in p.stderr.decode(), left), (2, True, []))
+
+
+def check_parquet_refused(gpumemrec, good, work):
+    """--table-format parquet without a Python that has pyarrow (this
+    test's python3 has none; a path that is no program; a program that ends
+    without a word; one that ends after its first word, as a writer killed
+    while it writes): one line saying so, exit 1, no table file written and
+    no staging folder left."""
+    out = os.path.join(work, "parquet-refused")
+    dies = os.path.join(work, "python-that-dies")
+    with open(dies, "w") as f:
+        f.write("#!/bin/sh\necho 'ready pyarrow 0'\n")
+    os.chmod(dies, 0o755)
+    for python, want in ((sys.executable if not has_pyarrow() else None, "has no pyarrow"),
+                         ("/nonexistent/python3", "could not be run"), ("/bin/true", "ended without a word"),
+                         (dies, "ended")):
+        if python is None:
+            continue
+        shutil.rmtree(out, ignore_errors=True)
+        p = subprocess.run([gpumemrec, "export", "-f", "tables", "--table-format", "parquet", good, "-o", out],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
+                           env=dict(os.environ, GPUMEMREC_PYTHON=python))
+        left = table_files(out) + [n for n in (os.listdir(out) if os.path.isdir(out) else []) if n.startswith(".")]
+        check("parquet with GPUMEMREC_PYTHON=%s: exit 1, one line (%s), nothing written" % (python, want),
+              (p.returncode, p.stderr.count("\n"), want in p.stderr, left), (1, 1, True, []))
+
+
+def has_pyarrow():
+    try:
+        import pyarrow  # noqa: F401
+        return True
+    except ImportError:
+        return False
 
 
 def export(gpumemrec, src, out, bad):
@@ -120,8 +164,8 @@ def export(gpumemrec, src, out, bad):
     names = sorted(os.listdir(os.path.join(out, "events")))
     check("nothing of the corrupt bundle in the tables", any(os.path.basename(bad) in n for n in names), False)
     check("one events file per good bundle", len(names), 4)
-    check("no temporary files left", [n for t in os.listdir(out) for n in os.listdir(os.path.join(out, t))
-                                      if not n.endswith(".jsonl.gz")], [])
+    check("no temporary files left", [n for n in table_files(out) + os.listdir(out) if n.startswith(".")], [])
+    check("OUT/schema.json written", os.path.isfile(os.path.join(out, "schema.json")), True)
 
 
 def zstd_bundle(plain, where):
@@ -171,6 +215,17 @@ def doc_blocks():
     return dict(re.findall(r"```(?:sql|python) fleet:(\w+)\n(.*?)```", text, re.S))
 
 
+def site_names(out):
+    """{(bundle_id, stack_id): site text} of the exported sites table."""
+    site = {}
+    for fn in os.listdir(os.path.join(out, "sites")):
+        with gzip.open(os.path.join(out, "sites", fn), "rt") as f:
+            for line in f:
+                row = json.loads(line)
+                site[(row["bundle_id"], row["stack_id"])] = row["site"]
+    return site
+
+
 def expected(by_rank, out):
     """The answers, from the bundles' files (and the exported site names)."""
     meta = {r: load(os.path.join(b, "metadata.json")) for r, b in by_rank.items()}
@@ -178,12 +233,7 @@ def expected(by_rank, out):
     lives = sorted(m["live_bytes"] for m in meta.values())
     median = (lives[1] + lives[2]) / 2
     outlier = max(meta, key=lambda r: (abs(meta[r]["live_bytes"] - median), -r))
-    site = {}
-    for fn in os.listdir(os.path.join(out, "sites")):
-        with gzip.open(os.path.join(out, "sites", fn), "rt") as f:
-            for line in f:
-                row = json.loads(line)
-                site[(row["bundle_id"], row["stack_id"])] = row["site"]
+    site = site_names(out)
     per = {}
     for r in (0, outlier):
         bid = os.path.basename(by_rank[r])
@@ -201,22 +251,23 @@ def expected(by_rank, out):
             "site_groups": sorted(groups.values(), key=lambda g: (-len(g), g))}
 
 
-def check_duckdb(rows, exp, by_rank):
-    check("duckdb: first failing rank", int(rows["first_failure"][0]["rank"]), exp["first"])
-    check("duckdb: ranks by failing site", [r["which_ranks"] and [int(x) for x in r["which_ranks"]]
-                                            for r in rows["same_site"]], exp["site_groups"])
-    check("duckdb: outlier rank", int(rows["outlier"][0]["rank"]), exp["outlier"])
-    check("duckdb: outlier vs rank 0 by site", [(int(r["difference"]), r["site"]) for r in rows["outlier_vs_rank0"]],
-          exp["diff"])
-    check("duckdb: roles and peak", [(int(r["rank"]), int(r["roles_optimizer_state"]), int(r["peak_bytes"]))
-                                     for r in rows["roles"]], [(r, (r + 1) * 3 * GiB, (40 + r) * GiB) for r in range(4)])
-    check("duckdb: failed calls per rank", {int(r["rank"]): int(r["failed_calls"]) for r in rows["failed_calls"]},
-          exp["ooms"])
+def check_duckdb(rows, exp, by_rank, engine="duckdb"):
+    """The answers of the SQL blocks: {query name: [row as a dict]}."""
+    check("%s: first failing rank" % engine, int(rows["first_failure"][0]["rank"]), exp["first"])
+    check("%s: ranks by failing site" % engine, [r["which_ranks"] and [int(x) for x in r["which_ranks"]]
+                                                 for r in rows["same_site"]], exp["site_groups"])
+    check("%s: outlier rank" % engine, int(rows["outlier"][0]["rank"]), exp["outlier"])
+    check("%s: outlier vs rank 0 by site" % engine,
+          [(int(r["difference"]), r["site"]) for r in rows["outlier_vs_rank0"]], exp["diff"])
+    check("%s: roles and peak" % engine, [(int(r["rank"]), int(r["roles_optimizer_state"]), int(r["peak_bytes"]))
+                                          for r in rows["roles"]],
+          [(r, (r + 1) * 3 * GiB, (40 + r) * GiB) for r in range(4)])
+    check("%s: failed calls per rank" % engine,
+          {int(r["rank"]): int(r["failed_calls"]) for r in rows["failed_calls"]}, exp["ooms"])
 
 
-def check_pandas(block, out, exp):
-    ns = {"OUT": out}
-    exec(compile(block, "docs/fleet.md (pandas)", "exec"), ns)
+def check_pandas_answers(ns, exp):
+    """The names docs/fleet.md's pandas block leaves in `ns`."""
     check("pandas: first failing rank", int(ns["first_failure"]["rank"]), exp["first"])
     check("pandas: ranks by failing site", sorted([list(v) for v in ns["same_site"].values], key=lambda g: -len(g)),
           exp["site_groups"])
@@ -259,24 +310,7 @@ def run_duckdb(engine, blocks, out, exp, by_rank, work, zbundle):
               load(os.path.join(by_rank[0], "manifest.json"))["event_count"])
 
 
-def with_pandas():
-    """A Python that has pandas: this one, else Debian's (python3-pandas)."""
-    try:
-        import pandas  # noqa: F401
-        return None
-    except ImportError:
-        pass
-    system = "/usr/bin/python3"
-    if os.path.realpath(sys.executable) != os.path.realpath(system) and os.path.exists(system) and \
-            subprocess.run([system, "-c", "import pandas"], stderr=subprocess.DEVNULL).returncode == 0:
-        return system
-    return None
-
-
 def main():
-    other = with_pandas()
-    if other:
-        os.execv(other, [other] + sys.argv)
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--gpumemrec", required=True)
     ap.add_argument("--work", required=True)
@@ -287,16 +321,9 @@ def main():
     out = os.path.join(work, "tables")
     export(args.gpumemrec, src, out, bad)
     check_hostile(args.gpumemrec, by_rank[1], work)
+    check_parquet_refused(args.gpumemrec, by_rank[1], work)
     blocks = doc_blocks()
     exp = expected(by_rank, out)
-    try:
-        import pandas  # noqa: F401
-    except ImportError:
-        pandas = None
-        print("FAIL: no pandas in %s (python3-pandas is a test dependency)" % sys.executable)
-        failures.append("pandas")
-    if pandas:
-        check_pandas(blocks["pandas"], out, exp)
     zbundle = check_compressed(args.gpumemrec, by_rank[0], work)
     engine = install_duckdb(work)
     if engine:

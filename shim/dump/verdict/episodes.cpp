@@ -17,7 +17,7 @@ uint64_t Episodes::on_failure(const FailureInfo& f, uint64_t now_ns, uint64_t li
                               PendingRequest* mine) {
   SpinGuard g(lock_);
   // An open episode whose time is up is decided before this failure counts.
-  if (open_ && !held_ && pending_ > 0 && now_ns > last_ns_ && now_ns - last_ns_ >= episode_ns)
+  if (open_ && pending_ > 0 && now_ns > last_ns_ && now_ns - last_ns_ >= episode_ns && now_ns >= held_until_ns_)
     close(Outcome::kFatal, FatalCause::kNoRetry, 0);
   uint64_t opened = 0;
   if (!open_) {
@@ -29,8 +29,8 @@ uint64_t Episodes::on_failure(const FailureInfo& f, uint64_t now_ns, uint64_t li
     first_ = f;
     first_ns_ = last_ns_ = now_ns;
     first_live_ = live_on_device;
+    held_until_ns_ = 0;
     pending_ = 0;
-    held_ = false;
     recovery_ = Recovery{};
   } else {
     unreported_.fetch_add(1, std::memory_order_relaxed);
@@ -63,7 +63,7 @@ bool Episodes::on_success(PendingRequest* mine, uint32_t tid, HookId api, int de
   mine->episode = 0;
   if (--pending_ > 0) return false;
   close(Outcome::kRecovered, FatalCause::kNone, 0);
-  return true;
+  return id;
 }
 
 void Episodes::returned(uint64_t id, uint64_t now_ns) {
@@ -74,7 +74,7 @@ void Episodes::returned(uint64_t id, uint64_t now_ns) {
 bool Episodes::expire(uint64_t now_ns, uint64_t episode_ns, bool force, FatalCause cause, int signal) {
   SpinGuard g(lock_);
   if (!open_) return false;
-  if (!force && (held_ || now_ns <= last_ns_ || now_ns - last_ns_ < episode_ns)) return false;
+  if (!force && (now_ns <= last_ns_ || now_ns - last_ns_ < episode_ns || now_ns < held_until_ns_)) return false;
   close(Outcome::kFatal, cause, signal);
   return true;
 }
@@ -84,30 +84,11 @@ uint64_t Episodes::open_on(int device) {
   return open_ && (device < 0 || first_.device == device) ? open_ : 0;
 }
 
-int Episodes::device_of(uint64_t id) {
+uint64_t Episodes::close_by_handler(int device, const char* handler, uint32_t tid, uint64_t now_ns,
+                                    uint64_t live_now) {
   SpinGuard g(lock_);
-  return id && id == open_ ? first_.device : -1;
-}
-
-uint64_t Episodes::hold(int device) {
-  SpinGuard g(lock_);
-  if (!open_ || first_.device != device) return 0;
-  held_ = true;
-  return open_;
-}
-
-bool Episodes::unhold(uint64_t id, uint64_t now_ns) {
-  SpinGuard g(lock_);
-  if (!id || id != open_) return false;
-  held_ = false;
-  if (now_ns > last_ns_) last_ns_ = now_ns;
-  return true;
-}
-
-bool Episodes::close_by_handler(uint64_t id, const char* handler, uint32_t tid, uint64_t now_ns,
-                                uint64_t live_now) {
-  SpinGuard g(lock_);
-  if (!id || id != open_) return false;
+  if (!open_ || first_.device != device || !held_until_ns_) return 0;
+  const uint64_t id = open_;
   recovery_ = Recovery{};
   recovery_.after_ns = now_ns > first_ns_ ? now_ns - first_ns_ : 0;
   recovery_.freed_bytes = first_live_ > live_now ? first_live_ - live_now : 0;
@@ -126,9 +107,18 @@ bool Episodes::close_fatal(uint64_t id, FatalCause cause) {
   return true;
 }
 
+bool Episodes::hold(uint64_t id, uint64_t until_ns) {
+  SpinGuard g(lock_);
+  if (!id || id != open_) return false;
+  if (until_ns > held_until_ns_) held_until_ns_ = until_ns;
+  return true;
+}
+
 uint64_t Episodes::deadline_ns(uint64_t episode_ns) {
   SpinGuard g(lock_);
-  return open_ && !held_ ? last_ns_ + episode_ns : 0;
+  if (!open_) return 0;
+  const uint64_t window = last_ns_ + episode_ns;
+  return held_until_ns_ > window ? held_until_ns_ : window;
 }
 
 bool Episodes::is_open(uint64_t id) {
@@ -177,7 +167,7 @@ void Episodes::close(Outcome o, FatalCause cause, int signal) {
     if (w.episode == open_) w = v;
   open_ = 0;
   pending_ = 0;
-  held_ = false;
+  held_until_ns_ = 0;
   if (o == Outcome::kRecovered && counting_) count_recovered();
 }
 
@@ -232,7 +222,7 @@ void Episodes::reset() {
   new (&lock_) SpinLock();
   open_ = 0;
   pending_ = 0;
-  held_ = false;
+  held_until_ns_ = 0;
   for (Verdict& v : closed_) v = Verdict{};
   for (Verdict& v : watched_) v = Verdict{};
   recovered_cleared_ = recovered_total_;

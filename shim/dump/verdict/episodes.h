@@ -129,28 +129,22 @@ class Episodes {
   // The open episode when its first failure was on `device` (any device
   // when device < 0), else 0.
   uint64_t open_on(int device);
-  // The device of episode `id`'s first failure while it is open, else -1.
-  int device_of(uint64_t id);
-  // The framework's out-of-memory hook runs for the open episode on
-  // `device` (docs/python-hook.md): its verdict waits for the hook's word,
-  // not for episode_ns (the hook's walk may take longer on a loaded
-  // machine); only the program's end decides it meanwhile. Returns the
-  // episode held, 0 when none is open there.
-  uint64_t hold(int device);
-  // The hook is done with episode `id` without deciding it (its error goes
-  // to a handler that may retry, or the hook failed): the episode_ns window
-  // starts again from now_ns. False when `id` is not the open episode.
-  bool unhold(uint64_t id, uint64_t now_ns);
-  // Closes episode `id` as recovered now: `handler` (the program's code that
-  // caught the error and retries, at most Recovery::kHandlerBytes - 1 bytes
-  // kept) on thread `tid`; live_now is the device's live bytes now. True
-  // when it closed it.
-  bool close_by_handler(uint64_t id, const char* handler, uint32_t tid, uint64_t now_ns, uint64_t live_now);
   // Closes episode `id` as fatal now if it is still the open one (the
   // framework's own word: exact, no grace period). True when it closed it.
   bool close_fatal(uint64_t id, FatalCause cause);
-  // When the open episode expires (monotonic ns), 0 when none is open or
-  // it is held (only a wake-up decides it then).
+  // The framework has begun its report of episode `id` (PyTorch's observer
+  // runs after the last retry, then walks the program's objects): the
+  // window does not close before until_ns unless the program ends; its word
+  // (close_fatal) normally comes first. False when `id` is not the open one.
+  bool hold(uint64_t id, uint64_t until_ns);
+  // A handler of the program caught the framework's error and retries with
+  // less (a trainer's batch-size finder): closes the open episode on
+  // `device` as recovered now if a framework's report holds it (hold).
+  // `handler` names it (at most Recovery::kHandlerBytes - 1 bytes kept),
+  // on thread `tid`; live_now is the device's live bytes now. The episode
+  // closed, 0 when none was open and held there.
+  uint64_t close_by_handler(int device, const char* handler, uint32_t tid, uint64_t now_ns, uint64_t live_now);
+  // When the open episode expires (monotonic ns), 0 when none is open.
   uint64_t deadline_ns(uint64_t episode_ns);
   // The verdict of episode `id` (unknown while it is open). An episode is
   // watched from its opening (on_failure) until its opener's job is done
@@ -190,8 +184,8 @@ class Episodes {
   FailureInfo first_;  // its first failure
   uint64_t first_ns_ = 0, last_ns_ = 0;
   uint64_t first_live_ = 0;  // the device's live bytes at its first failure
+  uint64_t held_until_ns_ = 0;  // hold(): no expiry before this
   uint32_t pending_ = 0;
-  bool held_ = false;  // hold()
   Recovery recovery_;
   Verdict closed_[kHistory];               // the newest closed episodes, by id % kHistory
   Verdict watched_[kWatched];              // episode 0 = free slot

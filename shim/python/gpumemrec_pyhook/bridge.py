@@ -1,10 +1,10 @@
 """The hook's link to libgpumemrec.so and its one stderr line.
 
 gpumemrec_framework_oom(digest, digest_len, state_name, state, state_len)
-is exported by the preloaded library (shim/dump/framework_oom.cpp), so it is
+and gpumemrec_framework_oom_begin(device) are exported by the preloaded library (shim/dump/framework_oom.cpp), so it is
 in the process's global scope: ctypes.CDLL(None) finds it. The bytes are
-copied before it returns. gpumemrec_framework_hold, _unhold and _recovered
-(shim/dump/framework_verdict.cpp) are the hook's word on the verdict.
+copied before it returns. gpumemrec_framework_recovered
+(shim/dump/framework_verdict.cpp): a trainer's handler caught the error.
 """
 import sys
 
@@ -32,6 +32,18 @@ def guarded(fn, *args):
         return None
 
 
+def begin(device):
+    """Says the report for `device` is coming (gpumemrec_framework_oom_begin):
+    the open out-of-memory episode there waits for it rather than closing on
+    its window while the walk runs. 0 an episode waits, 1 none is open."""
+    import ctypes
+
+    fn = ctypes.CDLL(None).gpumemrec_framework_oom_begin
+    fn.restype = ctypes.c_int
+    fn.argtypes = [ctypes.c_int]
+    return fn(int(device))
+
+
 def report(digest, state_name, state):
     """Hands the framework's view to the recorder: 0 attached to the open
     out-of-memory episode, 1 a framework_oom bundle on its way (the
@@ -47,37 +59,13 @@ def report(digest, state_name, state):
     return fn(text, len(text), state_name.encode(), state, len(state))
 
 
-def _entry(name, restype, argtypes):
+def recovered(device, handler):
+    """`handler` caught the out-of-memory error on `device` on this thread and
+    retries (gpumemrec_framework_recovered): 0 when that closed the held
+    episode there as recovered, -1 when it was decided already."""
     import ctypes
 
-    fn = getattr(ctypes.CDLL(None), name)
-    fn.restype = restype
-    fn.argtypes = argtypes
-    return fn
-
-
-def hold(device):
-    """The open out-of-memory episode on `device` waits for our report (0:
-    none open, or a library without the entry point)."""
-    import ctypes
-
-    try:
-        fn = _entry("gpumemrec_framework_hold", ctypes.c_uint64, [ctypes.c_int])
-    except AttributeError:
-        return 0
-    return fn(int(device))
-
-
-def unhold(episode):
-    import ctypes
-
-    return _entry("gpumemrec_framework_unhold", ctypes.c_int, [ctypes.c_uint64])(episode)
-
-
-def recovered(episode, handler):
-    """`handler` caught the error of `episode` on this thread and retries: 0
-    when that closed the episode, -1 when it was decided already."""
-    import ctypes
-
-    fn = _entry("gpumemrec_framework_recovered", ctypes.c_int, [ctypes.c_uint64, ctypes.c_char_p])
-    return fn(episode, handler.encode())
+    fn = ctypes.CDLL(None).gpumemrec_framework_recovered
+    fn.restype = ctypes.c_int
+    fn.argtypes = [ctypes.c_int, ctypes.c_char_p]
+    return fn(int(device), handler.encode())

@@ -14,8 +14,10 @@ Sources read (jax-ml/jax):
   (jax 0.11.2, docs/validation/2026-11-26): "RESOURCE_EXHAUSTED: Out of
   memory while trying to allocate 1.00GiB with allocator GPU_0_bfc on
   device 0. [...]"; the size is XLA's human-readable form (two decimals,
-  binary units), older releases say "allocate N bytes". Both are read into
-  the digest's `device` and `request_bytes` (-1 and 0 when absent).
+  binary units), older releases say "allocate N bytes". XLA's CPU client
+  (jax 0.10.2, jaxlib's libjax_common.so) says "Out of memory allocating N
+  bytes." and names no device. All are read into the digest's `device` and
+  `request_bytes` (-1 and 0 when absent).
 
 Memory by role (params, optimizer state) joins the digest: jax_roles.py.
 
@@ -29,9 +31,9 @@ import sys
 
 from . import bridge
 
-_UNITS = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}
+_UNITS = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40, "PiB": 1 << 50}
 _DEVICE = re.compile(r"\bon device (\d+)")
-_SIZE = re.compile(r"\ballocate ([0-9]+(?:\.[0-9]+)?) ?(B|KiB|MiB|GiB|TiB|bytes)\b")
+_SIZE = re.compile(r"\ballocat(?:e|ing) ([0-9]+(?:\.[0-9]+)?) ?(B|KiB|MiB|GiB|TiB|PiB|bytes)\b")
 
 
 def parse_message(line):
@@ -41,7 +43,8 @@ def parse_message(line):
     s = _SIZE.search(line)
     size = 0
     if s:
-        size = int(round(float(s.group(1)) * _UNITS.get(s.group(2), 1)))
+        num, unit = s.group(1), _UNITS.get(s.group(2), 1)
+        size = int(num) * unit if "." not in num else int(round(float(num) * unit))  # bytes exact
         if size >= 1 << 63:  # not a size any device has: as if unsaid
             size = 0
     device = int(d.group(1)) if d else -1

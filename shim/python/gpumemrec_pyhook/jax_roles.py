@@ -2,13 +2,16 @@
 `roles`, the same shape as PyTorch's).
 
 One gc walk (roles.py's, with its budget) for flax TrainState objects
-(google/flax flax/training/train_state.py @ e5a27a58: `params` are
-weights, `opt_state` optimizer state) and optax Adam states found alone
-(google-deepmind/optax optax/_src/transform.py @ d9678fcd,
-ScaleByAdamState(count, mu, nu): optimizer state); their leaves
-(jax.tree_util.tree_leaves) are matched by identity to jax.live_arrays()
-(jax/_src/api.py), each array counted once with on_device_size_in_bytes()
-(jax/_src/array.py). The other live arrays are "activations"; XLA's
+(flax 0.12.8 flax/training/train_state.py: a struct.PyTreeNode whose
+pytree fields are step, params and opt_state; `params` are weights,
+`opt_state` optimizer state) and optax Adam states found alone (optax 0.2.8
+optax/_src/transform.py, ScaleByAdamState(count, mu, nu), what
+optax/_src/alias.py adam's first transformation keeps: optimizer state);
+their leaves (jax.tree_util.tree_leaves) are matched by identity to
+jax.live_arrays() (jax 0.10.2 jax/_src/api.py: the backend's own list of
+its live ArrayImpl objects, the same objects the program holds), each array
+counted once with on_device_size_in_bytes() (jax/_src/array.py). Checked
+against the real packages: tests/python/run_real_jax.py. The other live arrays are "activations"; XLA's
 temporaries inside a jit have no Python object and its arena's free space
 is not known here: allocator_cache is 0 and the bytes add up to the live
 arrays, not to a reserved total (a note says so). Where they come from is in

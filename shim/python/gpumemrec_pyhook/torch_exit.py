@@ -3,7 +3,7 @@ normal exit, for the exit bundle's framework.json.
 
 An atexit handler, registered once CUDA is initialized (torch_hook.py),
 takes the allocator snapshot of the current device, walks the roles as at
-an out-of-memory (roles.py), adds PyTorch's own peaks
+an out-of-memory (torch_digest.py), adds PyTorch's own peaks
 (torch.cuda.max_memory_allocated / max_memory_reserved: the
 allocated_bytes/reserved_bytes.all.peak of memory_stats, torch/cuda/memory.py)
 and hands the digest, with "at": "exit", to the recorder's
@@ -14,7 +14,7 @@ exit bundle.
 """
 import os
 
-from . import bridge
+from . import bridge, torch_digest
 
 _TRUE = ("1", "true", "yes", "on")  # common/config.cpp parse_bool
 
@@ -36,14 +36,13 @@ def _report_exit():
         return
     import torch
 
-    from .torch_hook import full_digest
 
     if not torch.cuda.is_initialized():
         return
     device = int(torch.cuda.current_device())
     free, total = torch.cuda.mem_get_info(device)
     snapshot = torch.cuda.memory._snapshot()
-    digest = full_digest(torch, snapshot, device, 0, total, free, "exit")
+    digest = torch_digest.full_digest(torch, snapshot, device, 0, total, free, "exit")
     digest["torch_peak_allocated"] = int(torch.cuda.max_memory_allocated(device))
     digest["torch_peak_reserved"] = int(torch.cuda.max_memory_reserved(device))
     text = json.dumps(digest, separators=(",", ":")).encode()

@@ -18,20 +18,16 @@ Sources read (pytorch/pytorch):
 - torch/cuda/memory.py, _snapshot (a dict: "segments" with their "blocks",
   "device_traces") and _record_memory_history(enabled="all", context="all",
   stacks="all", max_entries=...).
-Memory by role (roles.py), the allocator settings (torch_settings.py) and
-the exit digest (torch_exit.py) join the digest here; a trainer's handler
-that will catch the error and retry (trainer_retry.py) too.
+The digest (framework.json) is torch_digest.py's; the exit handler
+(torch_exit.py) is installed from here. Imports go one way: torch_hook ->
+torch_exit -> torch_digest.
+A trainer's handler that will catch the error and retry (trainer_retry.py)
+is named in the digest.
 """
 import os
 import sys
 
-from . import bridge
-
-# A segment is "mostly free cache" when less than this share of it is
-# allocated (fragmentation: reserved, cached, but not usable for a request
-# bigger than its free blocks).
-MOSTLY_FREE = 0.5
-LISTED_SEGMENTS = 16
+from . import bridge, torch_digest
 
 
 def on_import(torch):
@@ -77,15 +73,12 @@ def _observer(device, alloc, device_total, device_free):
     # The Python frame that called into PyTorch; None on a thread that runs
     # no Python (the autograd engine's device thread).
     caller = sys._getframe().f_back
-    # The open episode waits for our report, however long the walk takes.
-    episode = bridge.guarded(bridge.hold, device) or 0
-    attached = bridge.guarded(_report, device, alloc, device_total, device_free, caller, episode)
-    if episode and not attached:  # the hook failed or the report was refused: the window decides
-        bridge.guarded(bridge.unhold, episode)
+    # First: the episode must not close on its window while the walk runs.
+    bridge.guarded(bridge.begin, device)
+    bridge.guarded(_report, device, alloc, device_total, device_free, caller)
 
 
-def _report(device, alloc, device_total, device_free, caller, episode):
-    """True when the report went to the open episode's bundle."""
+def _report(device, alloc, device_total, device_free, caller):
     import pickle
 
     import torch
@@ -94,7 +87,7 @@ def _report(device, alloc, device_total, device_free, caller, episode):
 
     found = bridge.guarded(trainer_retry.find, caller)
     snapshot = torch.cuda.memory._snapshot()
-    digest = full_digest(torch, snapshot, device, alloc, device_total, device_free, "oom")
+    digest = torch_digest.full_digest(torch, snapshot, device, alloc, device_total, device_free, "oom")
     if found:
         digest["retry_handler"] = found.handler.name
     try:
@@ -102,49 +95,5 @@ def _report(device, alloc, device_total, device_free, caller, episode):
     except Exception as exc:
         bridge.warn_once("the allocator snapshot could not be pickled: %s" % exc)
         state = b""
-    attached = bridge.report(digest, "framework_state.pickle", state) == 0
-    if found and attached and episode:
-        trainer_retry.await_catch(episode, found)
-    return attached
-
-
-def full_digest(torch, snapshot, device, alloc, device_total, device_free, at):
-    """digest_of plus "at", memory by role and the allocator settings."""
-    from . import roles, torch_settings
-
-    digest = digest_of(snapshot, device, alloc, device_total, device_free)
-    digest["at"] = at
-    digest["roles"] = roles.walk(torch, snapshot, int(device))
-    digest["memory_fraction"] = bridge.guarded(torch_settings.memory_fraction, torch, int(device))
-    digest["expandable_segments"] = bool(bridge.guarded(torch_settings.expandable_segments))
-    digest["allocator_backend"] = bridge.guarded(torch_settings.allocator_backend, torch)
-    return digest
-
-
-def digest_of(snapshot, device, alloc, device_total, device_free):
-    """reserved vs allocated, the largest free block and the mostly-free
-    segments of the failing device (framework.json)."""
-    segments = [s for s in snapshot.get("segments", []) if s.get("device", device) == device]
-    listed = []
-    reserved = allocated = largest = 0
-    for seg in segments:
-        total, used = int(seg.get("total_size", 0)), int(seg.get("allocated_size", 0))
-        free_blocks = [int(b.get("size", 0)) for b in seg.get("blocks", []) if b.get("state") == "inactive"]
-        seg_largest = max(free_blocks) if free_blocks else 0
-        reserved += total
-        allocated += used
-        largest = max(largest, seg_largest)
-        if total and used < total * MOSTLY_FREE:
-            listed.append({"address": int(seg.get("address", 0)), "total_size": total, "allocated_size": used,
-                           "largest_free_block": seg_largest, "free_blocks": len(free_blocks),
-                           "segment_type": seg.get("segment_type", "")})
-    listed.sort(key=lambda s: s["total_size"] - s["allocated_size"], reverse=True)
-    return {
-        "framework": "torch", "device": int(device), "request_bytes": int(alloc),
-        "device_total": int(device_total), "device_free": int(device_free),
-        "reserved_bytes": reserved, "allocated_bytes": allocated, "largest_free_block": largest,
-        "segment_count": len(segments), "mostly_free_segment_count": len(listed),
-        "mostly_free_bytes": sum(s["total_size"] - s["allocated_size"] for s in listed),
-        "mostly_free_segments": listed[:LISTED_SEGMENTS],
-        "history": bool(snapshot.get("device_traces") and any(snapshot["device_traces"])),
-    }
+    if bridge.report(digest, "framework_state.pickle", state) == 0 and found:
+        trainer_retry.await_catch(device, found)

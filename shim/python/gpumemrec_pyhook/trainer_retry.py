@@ -31,8 +31,9 @@ How the hook tells (torch_hook.py calls find, then await_catch):
    thread, which runs no Python, the one thread waiting in
    torch/autograd/graph.py _engine_run_backward) is searched, innermost
    first, for a handler's frame.
-2. The report names it (framework.json retry_handler): the recorder leaves
-   the episode open (its GPUMEMREC_EPISODE_MS window starts again).
+2. The report names it (framework.json retry_handler): the recorder keeps
+   the episode open and held (its bound renewed: twice
+   GPUMEMREC_ROLES_BUDGET_MS plus GPUMEMREC_EPISODE_MS).
 3. The handler's except clause calls its cleanup, whose gc.collect() runs
    the gc callbacks: ours sees the cleanup as its caller, the handler's
    frame as the cleanup's caller and an out-of-memory RuntimeError being
@@ -40,7 +41,7 @@ How the hook tells (torch_hook.py calls find, then await_catch):
 When the catch does not come (code between swallowed the error or replaced
 it, as transformers does with an evaluation's out-of-memory, which
 accelerate then does not retry; or the handler gives up at batch size 0),
-the window decides: fatal.
+the hold's end decides: fatal.
 """
 import gc
 import os
@@ -112,13 +113,13 @@ def find(caller):
     return None
 
 
-# (episode, handler, id of its frame, its code): no frame is kept alive.
+# (device, handler, id of its frame, its code): no frame is kept alive.
 _awaited = [None]
 _installed = [False]
 
 
-def await_catch(episode, found):
-    _awaited[0] = (episode, found.handler, id(found.frame), found.frame.f_code)
+def await_catch(device, found):
+    _awaited[0] = (int(device), found.handler, id(found.frame), found.frame.f_code)
     if not _installed[0]:
         gc.callbacks.append(_on_gc)
         _installed[0] = True
@@ -138,7 +139,7 @@ def _is_oom(exc):
 def _check_catch(cleanup):
     """In a collection's start: is it the awaited handler's cleanup, called
     from its except clause with the out-of-memory error?"""
-    episode, handler, frame_id, code = _awaited[0]
+    device, handler, frame_id, code = _awaited[0]
     if cleanup is None or not _in(cleanup.f_code, handler.cleanup_file, handler.cleanup):
         return
     frame = cleanup.f_back
@@ -146,7 +147,7 @@ def _check_catch(cleanup):
         return
     _awaited[0] = None
     if handler.gives_up(frame):
-        return  # the window decides: fatal
+        return  # the hold's end decides: fatal
     from . import bridge
 
-    bridge.recovered(episode, handler.name)
+    bridge.recovered(device, handler.name)

@@ -3,10 +3,10 @@
   jax_oom.py thread   in a thread (threading.excepthook), then exits 3
 """
 import sys
-import threading
 
 import jax
 import jax.numpy as jnp
+import uncaught
 
 MiB = 1 << 20
 
@@ -28,10 +28,4 @@ def main():
     train_step(keep)
 
 
-if sys.argv[1] == "thread":
-    t = threading.Thread(target=main)
-    t.start()
-    t.join()
-    print("thread ended")
-    sys.exit(3)
-main()
+uncaught.run(main, sys.argv[1])

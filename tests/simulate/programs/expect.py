@@ -35,6 +35,15 @@ def block_bytes(tensors, blocks=None):
     return sum(seen.values()), len(seen)
 
 
+def segments():
+    """PyTorch's own snapshot of its segments: [address, total_size] sorted
+    ([] with the cudaMallocAsync backend, which keeps none)."""
+    try:
+        return sorted([s["address"], s["total_size"]] for s in torch.cuda.memory._snapshot()["segments"])
+    except RuntimeError:
+        return []
+
+
 def counters():
     return {
         "allocated": torch.cuda.memory_allocated(),

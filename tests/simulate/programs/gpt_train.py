@@ -16,7 +16,7 @@ import threading
 
 import torch
 import torch.nn.functional as F
-from expect import block_bytes, counters, say
+from expect import block_bytes, counters, say, segments
 from torch import nn
 
 
@@ -137,7 +137,7 @@ def main():
     g, gn = block_bytes([p.grad for p in params])
     o, on = block_bytes(state)
     say(weights=w, gradients=g, optimizer_state=o, weights_n=wn, gradients_n=gn, optimizer_state_n=on,
-        where=where, batch=batch, observer_on_main=observed, **counters())
+        where=where, batch=batch, observer_on_main=observed, segments=segments(), **counters())
 
 
 if __name__ == "__main__":
