@@ -67,10 +67,10 @@ Verdict wait_for_verdict(uint64_t episode, const Config& cfg, const DumpServices
     if (v.outcome != Outcome::kUnknown) return v;
     // Closed since the line above (a retry succeeded just then): read again.
     if (!s.episodes->is_open(episode)) return s.episodes->verdict(episode);
-    uint64_t deadline = s.episodes->deadline_ns(episode_ns);  // 0: held, only a wake-up decides
+    uint64_t deadline = s.episodes->deadline_ns(episode_ns);
     if (until_ns) {
       if (now >= until_ns) return v;
-      if (deadline == 0 || until_ns < deadline) deadline = until_ns;
+      if (until_ns < deadline) deadline = until_ns;
     }
     writer_wait(deadline);
   }

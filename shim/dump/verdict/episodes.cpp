@@ -63,7 +63,7 @@ bool Episodes::on_success(PendingRequest* mine, uint32_t tid, HookId api, int de
   mine->episode = 0;
   if (--pending_ > 0) return false;
   close(Outcome::kRecovered, FatalCause::kNone, 0);
-  return id;
+  return true;
 }
 
 void Episodes::returned(uint64_t id, uint64_t now_ns) {
@@ -97,7 +97,7 @@ uint64_t Episodes::close_by_handler(int device, const char* handler, uint32_t ti
   for (; handler && handler[n] && n + 1 < Recovery::kHandlerBytes; ++n) recovery_.handler[n] = handler[n];
   recovery_.handler[n] = '\0';
   close(Outcome::kRecovered, FatalCause::kNone, 0);
-  return true;
+  return id;
 }
 
 bool Episodes::close_fatal(uint64_t id, FatalCause cause) {
