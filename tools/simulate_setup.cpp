@@ -131,14 +131,16 @@ std::string simulate_list_json() {
   size_t n = 0;
   const sim::Profile* ps = sim::profiles(&n);
   std::string out = "[";
-  char item[512];
+  char item[768];
   for (size_t i = 0; i < n; ++i) {
     const sim::Profile& p = ps[i];
     snprintf(item, sizeof item,
              "%s\n  {\"id\": \"%s\", \"name\": \"%s\", \"total_bytes\": %llu, \"nvml_total_bytes\": %llu, "
-             "\"compute_capability\": \"%d.%d\", \"sm_count\": %d}",
+             "\"compute_capability\": \"%d.%d\", \"sm_count\": %d, \"l2_bytes\": %d, \"context_bytes\": %llu, "
+             "\"driver_reserved_bytes\": %llu}",
              i ? "," : "", p.id, p.name, static_cast<unsigned long long>(p.total_bytes),
-             static_cast<unsigned long long>(p.nvml_total_bytes), p.cc_major, p.cc_minor, p.sm_count);
+             static_cast<unsigned long long>(p.nvml_total_bytes), p.cc_major, p.cc_minor, p.sm_count, p.l2_bytes,
+             static_cast<unsigned long long>(p.context_bytes), static_cast<unsigned long long>(p.driver_reserved_bytes));
     out += item;
   }
   return out + "\n]\n";

@@ -217,6 +217,28 @@ def run_workloads(logs, shim, want, torch_ok):
         record(name, ok, detail)
 
 
+def run_calibrate(logs, want, torch_ok):
+    """The card's figures for a simulated profile (calibrate.py, without the
+    recorder): LOG_DIR/torch_calibrate/calibration.json."""
+    name = "torch_calibrate"
+    if not want(name):
+        return
+    if not torch_ok:
+        record(name, None, "torch not installed")
+        return
+    c = Case(name, logs)
+    p = c.run([sys.executable, os.path.join(HERE, "calibrate.py")], None, {"CUDA_DEVICE_ORDER": "PCI_BUS_ID"})
+    try:
+        figures = json.loads(p.stdout[p.stdout.index("{"):])
+    except ValueError:
+        record(name, False, "calibrate.py printed no figures (exit %d)" % p.returncode)
+        return
+    with open(os.path.join(c.dir, "calibration.json"), "w") as f:
+        json.dump(figures, f, indent=1)
+    record(name, p.returncode == 0, "%s: total %d, context %s, driver reserve %s" % (
+        figures["name"], figures["total_bytes"], figures["context_bytes"], figures["driver_reserved_bytes"]))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", required=True)
@@ -420,6 +442,7 @@ def main():
         record("hook_jax", ok, detail)
 
     run_workloads(logs, shim, want, torch_ok)
+    run_calibrate(logs, want, torch_ok)
 
     if want("overhead") and torch_ok:
         c = Case("overhead", logs)

@@ -144,6 +144,24 @@ def case_llama7b(bin_dir):
         check_roles(load(fatal[0], "framework.json"), e, ("weights", "gradients", "optimizer_state"))
 
 
+def case_calibrate(bin_dir):
+    """scripts/gpu_validate/calibrate.py, the script that reads a profile's
+    figures from a real card, reads them back from the simulated one."""
+    card = "t4-16gb"
+    script = os.path.join(os.path.dirname(os.path.dirname(HERE)), "scripts", "gpu_validate", "calibrate.py")
+    run = Run(bin_dir, script, card=card)
+    listed = subprocess.run([os.path.join(bin_dir, "gpumemrec"), "simulate", "--list", "--json"],
+                            stdout=subprocess.PIPE, universal_newlines=True).stdout
+    want = [p for p in json.loads(listed) if p["id"] == card][0]
+    start = run.out.find("{")
+    got = json.loads(run.out[start:]) if run.rc == 0 and start >= 0 else {}
+    for key in ("name", "compute_capability", "sm_count", "l2_bytes", "total_bytes", "nvml_total_bytes",
+                "context_bytes", "driver_reserved_bytes"):
+        check(got.get(key) == want[key], "%s: calibrate.py reads %s, the profile has %s" % (key, got.get(key), want[key]))
+    check(got.get("outside_bytes") == want["context_bytes"] + want["driver_reserved_bytes"],
+          "outside_bytes is the context plus the driver's reserve")
+
+
 CASES = {
     "train_oom": lambda d: case_train(d, "", "cudaMalloc"),
     "train_expandable": lambda d: case_train(d, "expandable_segments:True", "cuMemCreate"),
@@ -153,6 +171,7 @@ CASES = {
     "recovered": case_recovered,
     "fraction": case_fraction,
     "llama7b": case_llama7b,
+    "calibrate": case_calibrate,
 }
 
 

@@ -50,7 +50,8 @@ def main():
             where = "done"
         except torch.cuda.OutOfMemoryError as e:
             print("caught OutOfMemoryError in the %s: %s" % (where, str(e).splitlines()[0]))
-    w, wn = block_bytes(list(model.parameters()))
+    # weights: parameters and buffers (the rotary embedding's inv_freq), as docs/python-hook.md names them
+    w, wn = block_bytes(list(model.parameters()) + list(model.buffers()))
     tensors = [t for c in caches for layer in c.layers for t in (getattr(layer, "keys", None),
                                                                   getattr(layer, "values", None))]
     kv, kvn = block_bytes(tensors)

@@ -39,8 +39,9 @@ def main():
     except torch.cuda.OutOfMemoryError as e:
         print("caught OutOfMemoryError in %s: %s" % (where, str(e).splitlines()[0]))
     params = list(model.parameters())
+    weights = params + list(model.buffers())  # the rotary embedding's inv_freq: a buffer, and weights
     state = [v for s in opt.state.values() for v in s.values() if torch.is_tensor(v)]
-    say(where=where, parameters=sum(p.numel() for p in params), weights=block_bytes(params)[0],
+    say(where=where, parameters=sum(p.numel() for p in params), weights=block_bytes(weights)[0],
         gradients=block_bytes([p.grad for p in params])[0], optimizer_state=block_bytes(state)[0],
         host_peak_bytes=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, **counters())
 
