@@ -24,12 +24,14 @@ Cases (each a program in programs/):
 
 Usage: test_torch.py BUILD_BIN_DIR CASE. Exit 77 without the venv.
 """
+import json
 import os
 import pickle
 import re
+import subprocess
 import sys
 
-from torch_checks import Run, check, check_backward_site, check_roles, check_simulated, finish, load
+from torch_checks import HERE, Run, check, check_backward_site, check_roles, check_simulated, finish, load
 
 
 def pickled_segments(bundle, name):
