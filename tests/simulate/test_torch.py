@@ -31,7 +31,7 @@ import re
 import subprocess
 import sys
 
-from torch_checks import HERE, Run, check, check_backward_site, check_roles, check_simulated, finish, load
+from torch_checks import HERE, Run, check, check_backward_site, check_roles, check_simulated, load, run_case
 
 
 def pickled_segments(bundle, name):
@@ -177,11 +177,5 @@ CASES = {
 }
 
 
-def main():
-    bin_dir, case = sys.argv[1], sys.argv[2]
-    CASES[case](bin_dir)
-    return finish()
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_case(CASES))

@@ -32,7 +32,7 @@ Usage: test_trainers.py BUILD_BIN_DIR CASE. Exit 77 without the venv.
 import os
 import sys
 
-from torch_checks import Run, check, check_backward_site, check_roles, check_simulated, finish, load
+from torch_checks import Run, check, check_backward_site, check_roles, check_simulated, load, run_case
 
 CARD = ("a100-80gb", "NVIDIA A100-SXM4-80GB")
 ENV = {"GPUMEMREC_EPISODE_MS": "600000", "GPUMEMREC_RECOVERED": "keep", "GPUMEMREC_MAX_DUMPS": "0",
@@ -80,22 +80,34 @@ def case_plain(bin_dir, program, backward=False):
     check_bundle(r, b, r.expects[0], backward)
 
 
-def case_retry(bin_dir, program, mode, handler, backward=False):
+def case_retry(bin_dir, program, mode, handler, backward=False, all_seen=True):
+    """Each error the program saw: a bundle recovered by the trainer's
+    handler. A failed cudaMalloc that PyTorch's allocator retried itself
+    after freeing its cache (c10's release_cached_blocks; no error, no
+    observer) is a bundle recovered by that retry, with no framework.json.
+    all_seen: the program's code sees every error (else some arise and are
+    caught inside the installed trainer and model only)."""
     r = run(bin_dir, program, mode)
     check(r.rc == 0, "the trainer catches the error and the program ends normally: exit %d" % r.rc)
     oom = [e for e in r.expects if "user_frame" in e]
-    check(len(oom) >= 1 and len(r.bundles) == len(oom),
-          "a bundle (%d) for each out-of-memory (%d)" % (len(r.bundles), len(oom)))
+    seen = [b for b in r.bundles if os.path.exists(os.path.join(b, "framework.json"))]
+    check(len(oom) >= 1 and (len(seen) == len(oom) if all_seen else len(seen) >= len(oom)),
+          "a bundle with PyTorch's view (%d) for each error the program saw (%d)" % (len(seen), len(oom)))
     for b in r.bundles:
         md = load(b, "metadata.json")
+        if b not in seen:
+            check(md["outcome"] == "recovered" and md["recovery"]["handler"] is None
+                  and md["recovery"]["retry_size"] > 0,
+                  "no error reached the program: PyTorch's own retry recovered (%s)" % md["outcome_detail"])
+            continue
         check(md["outcome"] == "recovered" and md["recovery"]["handler"] == handler,
               "recovered, caught by %s: %s (%s)" % (handler, md["outcome"], md["outcome_detail"]))
         check(load(b, "framework.json").get("retry_handler") == handler, "framework.json names the handler")
         check(r.report_json(b)["recovery"]["handler"] == handler, "report --json names the handler")
     line = "recovered: %s caught the error and retries with less" % handler
-    check(r.err.count(line) == len(r.bundles), "stderr says so for each bundle: %r" % line)
-    if r.bundles and oom:
-        check_bundle(r, r.bundles[0], oom[0], backward)
+    check(r.err.count(line) == len(seen), "stderr says so for each of them: %r" % line)
+    if seen and oom:
+        check_bundle(r, seen[0], oom[0], backward)
     return r
 
 
@@ -112,7 +124,9 @@ def case_accelerate_find(bin_dir):
 
 
 def case_transformers_auto(bin_dir):
-    r = case_retry(bin_dir, "transformers_train.py", "auto", ACCELERATE)
+    # An error in the installed GPT-2's forward or backward never passes
+    # through the program's code: more bundles than errors it saw.
+    r = case_retry(bin_dir, "transformers_train.py", "auto", ACCELERATE, all_seen=False)
     check(r.expect.get("fitted", 0) > 0, "Trainer.train ends at batch %s" % r.expect.get("fitted"))
 
 
@@ -126,11 +140,5 @@ CASES = {
 }
 
 
-def main():
-    bin_dir, case = sys.argv[1], sys.argv[2]
-    CASES[case](bin_dir)
-    return finish()
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_case(CASES))

@@ -36,6 +36,13 @@ def finish():
     return 0
 
 
+def run_case(cases):
+    """argv: BUILD_BIN_DIR CASE. Runs cases[CASE]; the exit status."""
+    bin_dir, case = sys.argv[1], sys.argv[2]
+    cases[case](bin_dir)
+    return finish()
+
+
 class Run:
     """One program run under `gpumemrec run --simulate`, in a directory of
     its own (its working directory: what a trainer writes lands there)."""

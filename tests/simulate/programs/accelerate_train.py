@@ -27,13 +27,13 @@ SEQ, VOCAB = 1024, 50304
 
 def train(accelerator, model, opt, batch, steps):
     for _ in range(steps):
-        idx = torch.randint(0, VOCAB, (batch, SEQ), device=accelerator.device)
-        logits = model(idx)
-        loss = F.cross_entropy(logits.view(-1, VOCAB), idx.view(-1))
-        del logits
         try:
+            idx = torch.randint(0, VOCAB, (batch, SEQ), device=accelerator.device)
+            logits = model(idx)
+            loss = F.cross_entropy(logits.view(-1, VOCAB), idx.view(-1))
+            del logits
             accelerator.backward(loss)
-        except torch.OutOfMemoryError as e:
+        except torch.OutOfMemoryError as e:  # each error the program sees, wherever it came from
             say_oom(e, model, opt, batch=batch)
             raise
         opt.step()
