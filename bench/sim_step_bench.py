@@ -9,7 +9,8 @@ AdamW, float32) at batch B x 1024 tokens on a simulated H100; each process
 runs W warm-up steps, then N measured ones, and reports the CPU of the whole
 process per step (every thread: PyTorch's, the autograd engine's and the
 recorder's background thread) and its peak host memory. Runs alternate
-without and with the recorder, R rounds; medians are printed.
+without and with the recorder, R rounds; the medians of every measured step
+(and of each round) are printed.
 
   bench/sim_step_bench.py BUILD_BIN PYTHON [--batch 8] [--steps 10] [--rounds 3] [--busy]
 
@@ -39,6 +40,8 @@ opt = torch.optim.AdamW(model.parameters(), lr=3e-4)
 vocab, seq = model.head.out_features, model.pos.num_embeddings
 cpu = []
 for i in range(warm + steps):
+    if i == warm:
+        segs0 = torch.cuda.memory_stats().get("segment.all.allocated", 0)
     c0 = time.process_time()
     idx = torch.randint(0, vocab, (batch, seq), device="cuda")
     loss = F.cross_entropy(model(idx).view(-1, vocab), idx.view(-1))
@@ -49,7 +52,8 @@ for i in range(warm + steps):
     if i >= warm:
         cpu.append(time.process_time() - c0)
 print("RESULT " + json.dumps({"cpu": cpu, "maxrss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
-                              "reserved": torch.cuda.max_memory_reserved()}))
+                              "reserved": torch.cuda.max_memory_reserved(),
+                              "segments": torch.cuda.memory_stats().get("segment.all.allocated", 0) - segs0}))
 """
 
 
@@ -94,16 +98,20 @@ def main():
         s.start()
     per = {False: [], True: []}
     rss = {False: [], True: []}
+    steps = {False: [], True: []}
+    segments = 0
     try:
         for _ in range(args.rounds):
             for recorder in (False, True):
                 r = run_once(args.bin_dir, args.python, recorder, args)
                 per[recorder].append(statistics.median(r["cpu"]))
+                steps[recorder] += r["cpu"]
+                segments = max(segments, r["segments"])
                 rss[recorder].append(r["maxrss_kib"] / 1024.0)
     finally:
         for s in spinners:
             s.terminate()
-    floor, rec = statistics.median(per[False]), statistics.median(per[True])
+    floor, rec = statistics.median(steps[False]), statistics.median(steps[True])
     print("GPT-2 small (124M), AdamW, batch %d x 1024, simulated H100, %d rounds x %d steps%s" % (
         args.batch, args.rounds, args.steps, ", every core busy" if args.busy else ""))
     print("  without the recorder: %.1f ms CPU per step (rounds: %s), host peak %.0f MiB" % (
@@ -112,6 +120,8 @@ def main():
         rec * 1000, ", ".join("%.1f" % (x * 1000) for x in per[True]), statistics.median(rss[True])))
     print("  added: %+.1f ms per step (%+.2f %%), host memory %+.0f MiB" % (
         (rec - floor) * 1000, (rec - floor) / floor * 100, statistics.median(rss[True]) - statistics.median(rss[False])))
+    print("  (medians of every measured step; PyTorch's caching allocator asked the driver for %d segment(s) "
+          "in a run's measured steps)" % segments)
 
 
 if __name__ == "__main__":

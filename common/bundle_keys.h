@@ -165,7 +165,21 @@
   X(kLiveNowBytes, "live_now_bytes")                                              \
   X(kEventsReplayed, "events_replayed")                                           \
   X(kSites, "sites")                                                              \
-  X(kBytes, "bytes")
+  X(kBytes, "bytes")                                                              \
+  X(kPeakUntilNs, "peak_until_ns")                                                \
+  X(kByLibrary, "by_library")                                                     \
+  X(kAfterGap, "after_gap")                                                       \
+  X(kGaps, "gaps")                                                                \
+  X(kLostEvents, "lost_events")                                                   \
+  X(kFromSeq, "from_seq")                                                         \
+  X(kFromTimeNs, "from_time_ns")                                                  \
+  X(kStartBytes, "start_bytes")                                                   \
+  X(kRoles, "roles")                                                              \
+  X(kKnown, "known")                                                              \
+  X(kWhyNotKnown, "why_not_known")                                                \
+  X(kWalk, "walk")                                                                \
+  X(kWalkStatus, "walk_status")                                                   \
+  X(kWalkTimeNs, "walk_time_ns")
 
 namespace gpumemrec::key {
 

@@ -53,6 +53,8 @@ const std::vector<ConfigVar>& config_vars() {
       {"FOLLOW_EXEC", "1", "0 = remove libgpumemrec.so from LD_PRELOAD for programs this one execs"},
       {"SITE_SKIP", "(none)", "comma-separated globs (e.g. libmyalloc.so*,*/mypkg/*) of frames that never name an allocation site, added to the built-in list of runtime, framework and interpreter libraries"},
       {"EXIT_WAIT_S", "60", "at exit or a fatal signal, wait for a bundle being written while its writer makes progress, at most this many seconds (0 = do not wait)"},
+      {"STATUS", "1", "0 = publish no status region for 'gpumemrec top' (live bytes, peak and top sites, updated at most every 100 ms by the peak keeper thread)"},
+      {"STATUS_DIR", "/dev/shm/gpumemrec-UID", "the per-user directory of status regions (an absolute path; created 0700; /tmp/gpumemrec-UID where there is no /dev/shm); 'gpumemrec top' reads the same variable"},
   };
   return vars;
 }
@@ -314,7 +316,18 @@ void read_triggers(const EnvReader& r, Config* c) {
   r.bool_var("DUMP_AT_EXIT", &c->dump_at_exit, "0");
 }
 
-// FOLLOW_EXEC, SITE_SKIP, EXIT_WAIT_S.
+// STATUS, STATUS_DIR: the status region for `gpumemrec top`.
+void read_status(const EnvReader& r, Config* c) {
+  r.bool_var("STATUS", &c->status, "1");
+  if (const char* v = r.value("STATUS_DIR")) {
+    const std::string d = trim(v);
+    if (d.empty() || d[0] != '/') r.warn("STATUS_DIR", v, "not an absolute path", "/dev/shm/gpumemrec-UID");
+    else if (d.size() > 200) r.warn("STATUS_DIR", v, "too long (200 bytes at most)", "/dev/shm/gpumemrec-UID");
+    else c->status_dir = d;
+  }
+}
+
+// FOLLOW_EXEC, SITE_SKIP, EXIT_WAIT_S, then the status region's.
 void read_process(const EnvReader& r, Config* c) {
   r.bool_var("FOLLOW_EXEC", &c->follow_exec, "1");
   if (const char* v = r.value("SITE_SKIP")) {
@@ -322,6 +335,7 @@ void read_process(const EnvReader& r, Config* c) {
     if (!parse_site_skip(v, &c->site_skip, &why)) r.warn("SITE_SKIP", v, why.c_str(), "the built-in list only");
   }
   r.uint_var("EXIT_WAIT_S", 0, 86400, &c->exit_wait_s, "60");
+  read_status(r, c);
 }
 
 }  // namespace

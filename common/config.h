@@ -62,6 +62,9 @@ struct Config {
   // and a large ring's bundles fit (docs/performance.md, "Compressed bundles").
   bool compress_zstd = false;             // GPUMEMREC_COMPRESS (auto, none, zstd), resolved
   bool compress_auto = true;              // it was auto
+  // The status region `gpumemrec top` reads (common/status_region.h).
+  bool status = true;                     // GPUMEMREC_STATUS
+  std::string status_dir;                 // GPUMEMREC_STATUS_DIR ("" = common/status_dir.h's default)
 };
 
 // One entry per variable: the table the README documents.

@@ -155,6 +155,8 @@ FrameworkExtras parse_framework_extras(const char* json, size_t len) {
   if ((v = member(d, "allocator_backend")) && v->IsString()) out.allocator_backend = clipped(*v);
   read_optional_size(d, "torch_peak_allocated", &out.torch_peak_allocated, &out.problem);
   read_optional_size(d, "torch_peak_reserved", &out.torch_peak_reserved, &out.problem);
+  read_optional_size(d, "snapshot_mono_ns", &out.snapshot_mono_ns, &out.problem);
+  read_optional_size(d, "done_mono_ns", &out.done_mono_ns, &out.problem);
   return out;
 }
 

@@ -55,6 +55,10 @@ struct FrameworkExtras {
   std::string allocator_backend;  // "native", "cudaMallocAsync"; "" = not said
   std::string at;  // "exit" for an exit digest, else ""
   std::optional<uint64_t> torch_peak_allocated, torch_peak_reserved;
+  // CLOCK_MONOTONIC (Python's time.monotonic_ns) just before the allocator
+  // snapshot and once the walk was done: the walk's moment, for the roles
+  // at the peak (peak.json).
+  std::optional<uint64_t> snapshot_mono_ns, done_mono_ns;
 };
 
 // Reads what it can of `json` (the whole framework.json); never fails.

@@ -15,6 +15,8 @@ bool larger(const LiveSite& x, const LiveSite& y) {
   return x.bytes != y.bytes ? x.bytes > y.bytes : x.stack_id < y.stack_id;
 }
 
+}  // namespace
+
 // The owning library, the site frame and its callers, as one key: the
 // Python frames outside it and, for a native site, the frames of its own
 // module (the program's main, a user library's entry point). Stacks that
@@ -23,8 +25,7 @@ bool larger(const LiveSite& x, const LiveSite& y) {
 // apart. String compares only: summary.txt computes this for every stack
 // of a dump (10,000 in the large case). A stack without frames (or not in
 // stacks.json) keys by its id.
-std::string site_key(const Bundle& b, uint64_t stack_id) {
-  const Stack* s = stack_id ? b.find_stack(stack_id) : nullptr;
+std::string live_site_key(const Stack* s, uint64_t stack_id) {
   const Frame* site = s ? site::site_frame_of(*s) : nullptr;
   if (!site) return "\x1e" + std::to_string(stack_id);
   std::string key = s->attributed ? s->library : site::owning_library(*s, site::rules_from_environment());
@@ -37,8 +38,6 @@ std::string site_key(const Bundle& b, uint64_t stack_id) {
   }
   return key;
 }
-
-}  // namespace
 
 std::vector<LiveSite> live_stacks(const Bundle& b) {
   std::unordered_map<uint64_t, LiveSite> by_stack;
@@ -60,7 +59,8 @@ std::vector<LiveSite> live_sites(const Bundle& b) {
   std::unordered_map<std::string, size_t> index;
   std::vector<LiveSite> out;
   for (const LiveSite& s : live_stacks(b)) {  // largest first: the first of a site is shown
-    const auto [it, fresh] = index.emplace(site_key(b, s.stack_id), out.size());
+    const Stack* stack = s.stack_id ? b.find_stack(s.stack_id) : nullptr;
+    const auto [it, fresh] = index.emplace(live_site_key(stack, s.stack_id), out.size());
     if (fresh) {
       out.push_back(s);
       out.back().stack_ids.push_back(s.stack_id);

@@ -33,4 +33,9 @@ std::vector<LiveSite> live_stacks(const Bundle& b);
 // without frames is a site of its own.
 std::vector<LiveSite> live_sites(const Bundle& b);
 
+// What makes stacks one site (above): equal keys, one site. `s` may be null
+// (a stack without frames, or not known), then the key is the stack id's.
+// The status region groups its stacks with it too (shim/dump/status/).
+std::string live_site_key(const Stack* s, uint64_t stack_id);
+
 }  // namespace gpumemrec::model

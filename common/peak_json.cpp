@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 namespace gpumemrec::model {
@@ -29,7 +30,7 @@ bool u64(const Value& o, const char* key, uint64_t* out, std::string* why) {
   return true;
 }
 
-bool read_sites(const Value& d, PeakDevice* p, std::string* why) {
+bool read_sites(const Value& d, PeakFigure* p, std::string* why) {
   auto it = d.FindMember("sites");
   if (it == d.MemberEnd() || it->value.IsNull()) return true;
   if (!it->value.IsArray()) {
@@ -47,7 +48,103 @@ bool read_sites(const Value& d, PeakDevice* p, std::string* why) {
   return true;
 }
 
-bool read_device(const Value& d, PeakDevice* p, std::string* why) {
+std::string text(const Value& o, const char* key) {
+  auto it = o.FindMember(key);
+  if (it == o.MemberEnd() || !it->value.IsString()) return "";
+  return std::string(it->value.GetString(), std::min<size_t>(it->value.GetStringLength(), kMaxText));
+}
+
+bool flag(const Value& o, const char* key) {
+  auto it = o.FindMember(key);
+  return it != o.MemberEnd() && it->value.IsBool() && it->value.GetBool();
+}
+
+bool read_libraries(const Value& d, PeakFigure* p, std::string* why) {
+  auto it = d.FindMember("by_library");
+  if (it == d.MemberEnd() || it->value.IsNull()) return true;
+  if (!it->value.IsArray()) {
+    *why = "by_library is not an array";
+    return false;
+  }
+  for (const Value& l : it->value.GetArray()) {
+    if (p->by_library.size() >= kMaxSites) break;
+    PeakLibrary x;
+    if (!l.IsObject() || !u64(l, "bytes", &x.bytes, why) || !u64(l, "count", &x.count, why)) return false;
+    x.library = text(l, "library");
+    p->by_library.push_back(std::move(x));
+  }
+  return true;
+}
+
+// peak_bytes (required), its moment, sites and libraries.
+bool read_figure(const Value& d, PeakFigure* p, std::string* why) {
+  if (!u64(d, "peak_bytes", &p->peak_bytes, why)) return false;
+  std::string ignored;
+  u64(d, "peak_time_ns", &p->peak_time_ns, &ignored);
+  u64(d, "peak_seq", &p->peak_seq, &ignored);
+  uint64_t until = 0;
+  if (u64(d, "peak_until_ns", &until, &ignored)) p->peak_until_ns = until;
+  return read_sites(d, p, why) && read_libraries(d, p, why);
+}
+
+bool read_after_gap(const Value& v, PeakAfterGap* a, std::string* why) {
+  if (!v.IsObject()) {
+    *why = "after_gap is not an object";
+    return false;
+  }
+  if (!read_figure(v, a, why) || !u64(v, "from_time_ns", &a->from_time_ns, why)) return false;
+  std::string ignored;
+  u64(v, "gaps", &a->gaps, &ignored);
+  u64(v, "lost_events", &a->lost_events, &ignored);
+  u64(v, "from_seq", &a->from_seq, &ignored);
+  u64(v, "start_bytes", &a->start_bytes, &ignored);
+  a->exact = flag(v, "exact");
+  a->why_inexact = text(v, "why_inexact");
+  return true;
+}
+
+bool read_roles(const Value& v, PeakRoles* r, std::string* why) {
+  if (!v.IsObject()) {
+    *why = "roles is not an object";
+    return false;
+  }
+  r->known = flag(v, "known");
+  r->why_not_known = text(v, "why_not_known");
+  r->framework = text(v, "framework");
+  r->walk = text(v, "walk");
+  r->walk_status = text(v, "walk_status");
+  std::string ignored;
+  u64(v, "walk_time_ns", &r->walk_time_ns, &ignored);
+  auto b = v.FindMember("bytes");
+  if (!r->known || b == v.MemberEnd() || b->value.IsNull()) return true;
+  if (!b->value.IsObject()) {
+    *why = "roles.bytes is not an object";
+    return false;
+  }
+  for (auto& m : b->value.GetObject()) {
+    if (r->bytes.size() >= 64) break;
+    if (!m.value.IsUint64()) {
+      *why = "roles.bytes." + std::string(m.name.GetString()) + " is not a non-negative integer";
+      return false;
+    }
+    r->bytes.emplace_back(std::string(m.name.GetString(), std::min<size_t>(m.name.GetStringLength(), kMaxText)),
+                          m.value.GetUint64());
+  }
+  return true;
+}
+
+// An optional object `key`: read, or left out with *soft said.
+template <class T, class Read>
+void read_part(const Value& d, const char* key, std::optional<T>* out, Read read, std::string* soft) {
+  auto it = d.FindMember(key);
+  if (it == d.MemberEnd() || it->value.IsNull()) return;
+  T x;
+  std::string why;
+  if (read(it->value, &x, &why)) *out = std::move(x);
+  else if (soft->empty()) *soft = "peak.json: " + why + " (left out)";
+}
+
+bool read_device(const Value& d, PeakDevice* p, std::string* why, std::string* soft) {
   if (!d.IsObject()) {
     *why = "a device is not an object";
     return false;
@@ -58,18 +155,15 @@ bool read_device(const Value& d, PeakDevice* p, std::string* why) {
     return false;
   }
   p->device = dev->value.GetInt();
-  if (!u64(d, "peak_bytes", &p->peak_bytes, why)) return false;
+  if (!read_figure(d, p, why)) return false;
   std::string ignored;
-  u64(d, "peak_time_ns", &p->peak_time_ns, &ignored);
-  u64(d, "peak_seq", &p->peak_seq, &ignored);
   u64(d, "live_now_bytes", &p->live_now_bytes, &ignored);
   u64(d, "events_replayed", &p->events_replayed, &ignored);
-  auto ex = d.FindMember("exact");
-  p->exact = ex != d.MemberEnd() && ex->value.IsBool() && ex->value.GetBool();
-  auto w = d.FindMember("why_inexact");
-  if (w != d.MemberEnd() && w->value.IsString())
-    p->why_inexact.assign(w->value.GetString(), std::min<size_t>(w->value.GetStringLength(), kMaxText));
-  return read_sites(d, p, why);
+  p->exact = flag(d, "exact");
+  p->why_inexact = text(d, "why_inexact");
+  read_part(d, "after_gap", &p->after_gap, read_after_gap, soft);
+  read_part(d, "roles", &p->roles, read_roles, soft);
+  return true;
 }
 
 }  // namespace
@@ -87,7 +181,7 @@ PeakInfo parse_peak(const char* json, size_t len) {
     if (out.devices.size() >= kMaxDevices) break;
     PeakDevice p;
     std::string why;
-    if (!read_device(v, &p, &why)) {
+    if (!read_device(v, &p, &why, &out.problem)) {
       out.devices.clear();
       out.problem = "peak.json: " + why;
       return out;

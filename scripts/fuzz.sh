@@ -14,7 +14,7 @@ fi
 cmake -S tests/fuzz -B build-fuzz -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build-fuzz -j"$(nproc 2>/dev/null || echo 2)"
 mkdir -p build-fuzz/artifacts
-for target in fuzz_config fuzz_bundle_reader fuzz_bundle_file; do
+for target in fuzz_config fuzz_bundle_reader fuzz_bundle_file fuzz_status_region; do
   work=build-fuzz/corpus-$target
   rm -rf "$work" && mkdir -p "$work"
   echo "== fuzz $target for ${SECONDS_PER_TARGET}s"

@@ -8,6 +8,8 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libunwind-dev libdw-dev libelf-dev
   rapidjson-dev libspdlog-dev libfmt-dev libcli11-dev libsqlite3-dev zlib1g-dev
+  libncurses-dev  # gpumemrec top's full-screen view (ncursesw)
+  tmux  # the tests drive gpumemrec top's screen in it (tools.top_screen)
   libamdhip64-dev
   clang libclang-rt-14-dev  # scripts/fuzz.sh: libFuzzer targets
   python3-setuptools python3-wheel python3-pip python3-venv  # the Python wheel, built offline (wheel.*)

@@ -22,6 +22,8 @@
 #include "shim/dump/capture/peak_keeper.h"
 #include "shim/dump/dumper.h"
 #include "shim/dump/signal_dump.h"
+#include "shim/dump/status/status_publisher.h"
+#include "shim/dump/write/launcher_env.h"
 #include "shim/hooks/exit_hook.h"
 #include "shim/record/python_stack.h"
 #include "shim/record/recorder.h"
@@ -34,12 +36,14 @@ namespace {
 // flight on the writer (loader_guard.h), then our locks.
 void atfork_prepare() {
   peak_keeper_atfork_prepare();
+  status_atfork_prepare();
   loader_guard_before_fork();
   recorder_atfork_prepare();
 }
 
 void atfork_parent() {
   recorder_atfork_parent();
+  status_atfork_parent();
   peak_keeper_atfork_parent();
 }
 
@@ -48,8 +52,23 @@ void atfork_parent() {
 void atfork_child() {
   recorder_atfork_child();
   dumper_atfork_child();
+  status_atfork_child();  // before the keeper's thread is made again: it updates the child's region
   peak_keeper_atfork_child();
   signal_dump_atfork_child();
+}
+
+// What the status region says of the process (shim/dump/status/).
+bool start_status(Recorder* r) {
+  StatusIdentity id;
+  const LauncherIdentity l = launcher_identity_from_environ();
+  if (l.world_size > 1) {
+    id.rank = int(l.rank);
+    id.world_size = int(l.world_size);
+  }
+  id.dump_signal = r->cfg.dump_signal;
+  id.dump_dir = r->cfg.dir;
+  id.command = status_command_line();
+  return status_start(r, id);
 }
 
 __attribute__((constructor)) void gpumemrec_constructor() {
@@ -64,6 +83,8 @@ __attribute__((constructor)) void gpumemrec_constructor() {
   python_hook_inject(r && r->cfg.python_hook);
   if (r) {
     dumper_init(r);
+    // The status region for `gpumemrec top`, updated after the keeper's passes.
+    if (start_status(r)) peak_keeper_set_pass_hooks({status_after_pass_locked, status_after_pass});
     // The peak keeper (peak_keeper.h): without it, peak.json says the window alone.
     if (!peak_keeper_start(r)) GM_DEBUG("no peak keeper thread: peaks come from the ring's window only");
     pthread_atfork(atfork_prepare, atfork_parent, atfork_child);

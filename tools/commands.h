@@ -21,5 +21,6 @@ RunFn add_export(CLI::App& root);
 RunFn add_query(CLI::App& root);
 RunFn add_diff(CLI::App& root);
 RunFn add_simulate(CLI::App& root);
+RunFn add_top(CLI::App& root);
 
 }  // namespace gpumemrec::cli

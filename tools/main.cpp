@@ -60,6 +60,7 @@ static int real_main(int argc, char** argv) {
   reg("query", add_query(app));
   reg("diff", add_diff(app));
   reg("simulate", add_simulate(app));
+  reg("top", add_top(app));
 
   try {
     app.parse(parse_argc, argv);

@@ -245,10 +245,24 @@ class Bundle:
 
     @property
     def peak(self) -> Optional[Dict[str, Any]]:
-        """Each device's high-water mark (peak.json) with the sites live at
-        it, and PyTorch's own peaks from an exit digest; None when the bundle
-        has neither."""
+        """Each device's high-water mark (peak.json) with the sites and
+        libraries live at it, until when it held ("peak_until_ns"), the exact
+        peak since the last gap ("after_gap") and memory by role at the peak
+        ("roles": {"known", "why_not_known", "bytes": {role: bytes}}), and
+        PyTorch's own peaks from an exit digest; None when the bundle has
+        neither (docs/bundle-format.md, "peak.json")."""
         return self.report.get("peak")
+
+    def peak_roles(self, device: int = 0) -> Optional[Dict[str, int]]:
+        """The peak's bytes by role on `device` (weights, gradients,
+        optimizer_state, kv_cache, activations, allocator_cache, unknown,
+        outside_framework: they add up to the peak), or None when not known
+        (peak["devices"][i]["roles"]["why_not_known"] says why)."""
+        for d in (self.peak or {}).get("devices", []):
+            roles = d.get("roles") if d.get("device") == device else None
+            if roles and roles.get("known"):
+                return roles.get("bytes")
+        return None
 
     @property
     def advice(self) -> List[Dict[str, Any]]:

@@ -6,6 +6,10 @@
 namespace gpumemrec {
 
 bool start_background_thread(void* (*main)(void*), const char* name) {
+  return start_background_thread(main, nullptr, name);
+}
+
+bool start_background_thread(void* (*main)(void*), void* arg, const char* name) {
   // The new thread inherits this mask: block everything around the create.
   sigset_t all, old;
   sigfillset(&all);
@@ -14,7 +18,7 @@ bool start_background_thread(void* (*main)(void*), const char* name) {
   pthread_attr_init(&attr);
   pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
   pthread_t t;
-  const int rc = pthread_create(&t, &attr, main, nullptr);
+  const int rc = pthread_create(&t, &attr, main, arg);
   pthread_attr_destroy(&attr);
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
   if (rc != 0) return false;

@@ -7,5 +7,7 @@ namespace gpumemrec {
 
 // False when the thread cannot be created (RLIMIT_NPROC, memory).
 bool start_background_thread(void* (*main)(void*), const char* name);
+// The same, `arg` passed to `main`.
+bool start_background_thread(void* (*main)(void*), void* arg, const char* name);
 
 }  // namespace gpumemrec

@@ -20,6 +20,7 @@
 
 #include "shim/base/hook_table.h"
 #include "shim/dump/dumper.h"
+#include "shim/dump/status/status_publisher.h"
 #include "shim/hooks/exit_hook.h"
 
 namespace gpumemrec {
@@ -31,6 +32,7 @@ std::atomic<ExitFn> g_real_Exit{nullptr};
 
 [[noreturn]] void leave(ExitFn real, int status) {
   dumper_before_immediate_exit();
+  status_stop();  // the status region's file goes (async-signal-safe)
   if (real) real(status);
   for (;;) syscall(SYS_exit_group, status);
 }

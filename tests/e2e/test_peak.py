@@ -3,7 +3,8 @@
 a program that allocates up to a known peak, frees and allocates less, in its
 exit bundle; the same after the ring wrapped since the peak (the keeper kept
 up: still exact); a burst a tiny ring cannot follow (exact: false, never a
-wrong exact figure); many threads at once."""
+wrong exact figure); the keeper going on after that gap (the peak since it,
+exact); many threads at once."""
 from gm_e2e import check, main, program, run
 
 MiB = 1 << 20
@@ -70,6 +71,26 @@ def peak_burst():
     check(not d["exact"], "a 16-event ring followed 400,000 events: the test no longer tests anything")
 
 
+def peak_gap():
+    # The keeper loses the burst (a 16-event ring), goes on, and says the peak
+    # since the gap exactly: 160 MiB (B and D), where the run's own figure is
+    # only a lower bound (the burst is not known).
+    b, d = peak_bundle([program("peak_alloc"), "gap", "200000"], {"GPUMEMREC_RING_EVENTS": "16"})
+    check(d["exact"] is False and d["why_inexact"], "exact after a gap: %s" % d)
+    a = d["after_gap"]
+    check(a is not None and a["exact"] is True, "after_gap %s" % a)
+    check(a["gaps"] >= 1 and a["lost_events"] > 0 and a["from_time_ns"] > 0, "after_gap %s" % a)
+    check(a["peak_bytes"] == 160 * MiB, "peak since the gap %d" % a["peak_bytes"])
+    check([(s["bytes"], s["count"]) for s in a["sites"]] == [(128 * MiB, 1), (32 * MiB, 1)], "sites %s" % a["sites"])
+    check("alloc_after_gap" in site_functions(b, a["sites"][0]), "first site %s" % site_functions(b, a["sites"][0]))
+    check("alloc_peak_b" in site_functions(b, a["sites"][1]), "second site %s" % site_functions(b, a["sites"][1]))
+    check(a["peak_until_ns"] is not None and a["peak_until_ns"] > a["peak_time_ns"] > a["from_time_ns"],
+          "the stretch %s" % a)
+    check(d["peak_bytes"] == 160 * MiB and d["sites"] == a["sites"], "the run's figure %s" % d)
+    check(d["live_now_bytes"] == 48 * MiB, "live now %d" % d["live_now_bytes"])
+    check(sum(l["bytes"] for l in a["by_library"]) == 160 * MiB, "by_library %s" % a["by_library"])
+
+
 def peak_threads():
     n = 32
     b, d = peak_bundle([program("peak_alloc"), "threads", str(n), str(MiB)])
@@ -83,4 +104,4 @@ def peak_threads():
 
 if __name__ == "__main__":
     raise SystemExit(main({"peak_steps": peak_steps, "peak_wrapped": peak_wrapped, "peak_burst": peak_burst,
-                           "peak_threads": peak_threads}))
+                           "peak_gap": peak_gap, "peak_threads": peak_threads}))

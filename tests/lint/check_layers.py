@@ -9,8 +9,8 @@ shim/dump/ is split into rooms by concern, each with the rooms it may use
 (ROOM_USES below): the coordination at shim/dump/ itself sees every room;
 write/ sees capture/, query/ and verdict/; place/ sees the same three
 (the bundle-size figures it checks are the schema's, in common/); capture/
-sees query/; query/ and verdict/ see only the layers
-below dump.
+sees query/; status/ sees capture/ and query/; query/ and verdict/ see only
+the layers below dump.
 
 Reads every #include "..." and #include <...> of the project's own folders
 (shim/, common/, tools/) in the source tree: the angle-bracket form is refused
@@ -31,6 +31,7 @@ ROOM_USES = {
     "shim/dump/capture": {"shim/dump/query"},
     "shim/dump/write": {"shim/dump/capture", "shim/dump/query", "shim/dump/verdict"},
     "shim/dump/place": {"shim/dump/capture", "shim/dump/query", "shim/dump/verdict"},
+    "shim/dump/status": {"shim/dump/capture", "shim/dump/query"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 ANGLE_OWN = re.compile(r'^\s*#\s*include\s+<((?:shim|common|tools)/[^>]+)>', re.M)

@@ -10,6 +10,11 @@
 //   peak_alloc burst <pairs>
 //     A and B as above, free A, then <pairs> pairs of 4 KiB without pause
 //     (faster than a tiny ring can be followed), C, exit.
+//   peak_alloc gap <pairs>
+//     A and B as above (96 MiB), free A, <pairs> pairs of 4 KiB without
+//     pause (a gap a tiny ring cannot follow), 300 ms of rest, then
+//     D = 128 MiB (alloc_after_gap: 160 MiB, the peak since the gap), free
+//     D, C = 16 MiB; exits with B and C live.
 //   peak_alloc threads <n> [size=1048576]
 //     n threads each allocate <size> (thread_alloc), wait until all hold
 //     theirs (the peak: n * size), free it; then one allocation of <size>;
@@ -38,6 +43,11 @@ extern "C" PROG_NOINLINE void* alloc_peak_b(uint64_t size) {
 extern "C" PROG_NOINLINE void* alloc_after_peak(uint64_t size) {
   void* p = nullptr;
   if (cudaMalloc(&p, size) != cudaSuccess) prog_fail("alloc_after_peak", 1);
+  return p;
+}
+extern "C" PROG_NOINLINE void* alloc_after_gap(uint64_t size) {
+  void* p = nullptr;
+  if (cudaMalloc(&p, size) != cudaSuccess) prog_fail("alloc_after_gap", 1);
   return p;
 }
 extern "C" PROG_NOINLINE void churn_pair() {
@@ -69,6 +79,19 @@ void steps(uint64_t churn, bool pause) {
   printf("DONE live_bytes=%llu\n", (unsigned long long)(48 * kMiB));
 }
 
+void gap(uint64_t pairs) {
+  void* a = alloc_peak_a(64 * kMiB);
+  alloc_peak_b(32 * kMiB);
+  cudaFree(a);
+  for (uint64_t i = 0; i < pairs; ++i) churn_pair();
+  usleep(300000);
+  void* d = alloc_after_gap(128 * kMiB);
+  printf("PEAK bytes=%llu\n", (unsigned long long)(160 * kMiB));
+  cudaFree(d);
+  alloc_after_peak(16 * kMiB);
+  printf("DONE live_bytes=%llu\n", (unsigned long long)(48 * kMiB));
+}
+
 void threads(int n, uint64_t size) {
   std::atomic<int> holding{0}, released{0};
   std::vector<std::thread> ts;
@@ -94,6 +117,7 @@ int main(int argc, char** argv) {
   printf("START prog=peak_alloc mode=%s\n", mode.c_str());
   if (mode == "steps") steps(argc > 2 ? strtoull(argv[2], nullptr, 0) : 0, true);
   else if (mode == "burst") steps(argc > 2 ? strtoull(argv[2], nullptr, 0) : 100000, false);
+  else if (mode == "gap") gap(argc > 2 ? strtoull(argv[2], nullptr, 0) : 200000);
   else if (mode == "threads") threads(argc > 2 ? atoi(argv[2]) : 16, argc > 3 ? prog_parse_size(argv[3], kMiB) : kMiB);
   else prog_fail("unknown mode", 2);
   return 0;

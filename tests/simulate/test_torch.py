@@ -21,6 +21,12 @@ Cases (each a program in programs/):
   llama7b           llama7b.py: full fine-tuning of a 7B Llama configuration in bf16
                     with AdamW runs to its out-of-memory in under 2 GiB of host
                     memory, and the bundle says what the 80 GB held
+  peak              gpt_train.py --steps 3 without an out-of-memory, its exit
+                    bundle: peak.json's libc10_cuda.so bytes at the peak equal
+                    max_memory_reserved(), the rest of the peak is other
+                    libraries' own memory, and memory by role at the peak
+                    equals the program's weights, gradients, optimizer state
+  peak_expandable   the same with expandable segments
 
 Usage: test_torch.py BUILD_BIN_DIR CASE. Exit 77 without the venv.
 """
@@ -146,6 +152,52 @@ def case_llama7b(bin_dir):
         check_roles(load(fatal[0], "framework.json"), e, ("weights", "gradients", "optimizer_state"))
 
 
+def case_peak(bin_dir, alloc_conf):
+    """A run without an out-of-memory, its exit bundle (GPUMEMREC_DUMP_AT_EXIT):
+    peak.json's peak, by library, against PyTorch's max_memory_reserved, and
+    memory by role at the peak against the program's own count."""
+    env = {"GPUMEMREC_DUMP_AT_EXIT": "1"}
+    if alloc_conf:
+        env["PYTORCH_CUDA_ALLOC_CONF"] = alloc_conf
+    run = Run(bin_dir, "gpt_train.py", ["--layers", "4", "--width", "512", "--heads", "8", "--steps", "3"], env)
+    x = run.expect
+    check(run.rc == 0 and x, "the program exits 0 and says its counts: %d" % run.rc)
+    check(len(run.bundles) == 1 and load(run.bundles[0], "manifest.json")["reason"] == "exit",
+          "one exit bundle: %s" % run.bundles)
+    if not x or len(run.bundles) != 1:
+        return
+    b = run.bundles[0]
+    check_simulated(b)
+    check(x["reserved"] == x["max_reserved"], "PyTorch still holds its peak at exit (%d of %d): the walk is at it"
+          % (x["reserved"], x["max_reserved"]))
+    p = load(b, "peak.json")["devices"][0]
+    check(p["exact"] is True, "the peak is exact: %s" % p["why_inexact"])
+    check(p["after_gap"] is None, "no gap: %s" % p["after_gap"])
+    libs = {l["library"]: l["bytes"] for l in p["by_library"]}
+    print("peak %d bytes by library: %s" % (p["peak_bytes"], libs))
+    check(libs.get("libc10_cuda.so") == x["max_reserved"], "libc10_cuda.so's bytes at the peak %s, PyTorch's "
+          "max_memory_reserved() %d" % (libs.get("libc10_cuda.so"), x["max_reserved"]))
+    check(sum(libs.values()) == p["peak_bytes"], "the libraries add up to the peak")
+    outside = p["peak_bytes"] - x["max_reserved"]
+    check(None not in libs, "every byte of the peak has its library")
+    roles = p["roles"]
+    check(roles is not None and roles["known"] is True, "roles at the peak: %s" % roles)
+    if not roles or not roles["known"]:
+        return
+    check(roles["walk"] == "exit" and roles["framework"] == "torch" and roles["walk_status"] == "complete",
+          "the walk at exit: %s" % roles)
+    got = roles["bytes"]
+    for n in ("weights", "gradients", "optimizer_state"):
+        check(got[n] == x[n], "%s at the peak: %d bytes, the program counts %d" % (n, got[n], x[n]))
+    check(got["outside_framework"] == outside, "outside PyTorch %d: the peak minus max_memory_reserved %d"
+          % (got["outside_framework"], outside))
+    check(sum(got.values()) == p["peak_bytes"], "the roles add up to the peak: %d vs %d"
+          % (sum(got.values()), p["peak_bytes"]))
+    fw = load(b, "framework.json")
+    check(fw["reserved_bytes"] == x["max_reserved"], "the walk's reserved bytes %d, max_memory_reserved %d"
+          % (fw["reserved_bytes"], x["max_reserved"]))
+
+
 def case_calibrate(bin_dir):
     """scripts/gpu_validate/calibrate.py, the script that reads a profile's
     figures from a real card, reads them back from the simulated one."""
@@ -173,6 +225,8 @@ CASES = {
     "recovered": case_recovered,
     "fraction": case_fraction,
     "llama7b": case_llama7b,
+    "peak": lambda d: case_peak(d, ""),
+    "peak_expandable": lambda d: case_peak(d, "expandable_segments:True"),
     "calibrate": case_calibrate,
 }
 

@@ -14,7 +14,10 @@ The default scenario, device 0 of 80 GiB (GiB throughout):
   libc10_cuda.so 60 recorded, libnccl.so.2 2 -> nccl
   context 1; pid 777 "python3 other.py" 16 -> other_process; free 0.5
   peak.json: 70 live at the ring's middle event, not exact; one site of 5
-  (the first stack of stacks.json), live now 62
+  (the first stack of stacks.json), live now 62; libc10_cuda.so 65,
+  libcublas.so.13 5; since the gap (1000 events lost) exactly 70; roles at
+  the peak from the exit walk: weights 10, gradients 10, optimizer state 20,
+  activations 10, allocator cache 15, outside the framework 5
 --balanced: weights = gradients = optimizer_state = activations = 12,
 allocator_cache 12, request 512 KiB: no advice at all.
 """
@@ -66,12 +69,26 @@ def accounting(balanced):
 
 
 def peak(first_stack, event):
-    return {"schema": 1, "devices": [{"device": 0, "peak_bytes": 70 * GiB,
-                                      "peak_time_ns": int(round(event["timestamp"] * 1e9)),
-                                      "peak_seq": event["seq"], "exact": False,
+    t = int(round(event["timestamp"] * 1e9))
+    sites = [{"stack_id": first_stack, "bytes": 5 * GiB, "count": 3}]
+    libs = [{"library": "libc10_cuda.so", "bytes": 65 * GiB, "count": 30},
+            {"library": "libcublas.so.13", "bytes": 5 * GiB, "count": 3}]
+    return {"schema": 1, "devices": [{"device": 0, "peak_bytes": 70 * GiB, "peak_time_ns": t,
+                                      "peak_seq": event["seq"], "peak_until_ns": None, "exact": False,
                                       "why_inexact": "the ring dropped 1000 older events",
                                       "live_now_bytes": 62 * GiB, "events_replayed": 300,
-                                      "sites": [{"stack_id": first_stack, "bytes": 5 * GiB, "count": 3}]}]}
+                                      "sites": sites, "by_library": libs,
+                                      "after_gap": {"gaps": 1, "lost_events": 1000, "from_seq": 2000,
+                                                    "from_time_ns": t - 1000, "exact": True, "why_inexact": None,
+                                                    "start_bytes": 60 * GiB, "peak_bytes": 70 * GiB,
+                                                    "peak_time_ns": t, "peak_seq": event["seq"],
+                                                    "peak_until_ns": t + 1000, "sites": sites, "by_library": libs},
+                                      "roles": {"known": True, "why_not_known": None, "framework": "torch",
+                                                "walk": "exit", "walk_status": "complete", "walk_time_ns": t + 10,
+                                                "bytes": {"weights": 10 * GiB, "gradients": 10 * GiB,
+                                                          "optimizer_state": 20 * GiB, "kv_cache": 0,
+                                                          "activations": 10 * GiB, "allocator_cache": 15 * GiB,
+                                                          "unknown": 0, "outside_framework": 5 * GiB}}}]}
 
 
 def edit(bundle, name, fn):

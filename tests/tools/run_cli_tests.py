@@ -84,7 +84,7 @@ def human(n):
 def t_help(c):
     rc, out, err = c.gmr("--help")
     check(rc == 0 and "Exit codes" in out and "bad input" in out, "root --help lacks exit codes: rc=%d" % rc)
-    for sub in ("run", "ls", "report", "html", "export", "query", "diff"):
+    for sub in ("run", "ls", "report", "html", "export", "query", "diff", "top"):
         rc, out, err = c.gmr(sub, "--help")
         check(rc == 0 and "--help" in out, "%s --help failed: rc=%d %s" % (sub, rc, err))
     rc, out, err = c.gmr("frobnicate")
@@ -1250,7 +1250,11 @@ def check_roles_report(c, b):
                  "  - stop or move pid 777, or give this job another device",
                  "      because libnccl.so.2 holds 2.00 GiB of device 0",
                  "Peak on device 0: 70.00 GiB live at ", "not exact: the ring dropped 1000 older events",
-                 "  live now 62.00 GiB; 300 events replayed"]:
+                 "  live now 62.00 GiB; 300 events replayed",
+                 "weights 10.00 GiB, gradients 10.00 GiB, optimizer state 20.00 GiB, activations 10.00 GiB, "
+                 "allocator cache 15.00 GiB, outside the framework 5.00 GiB",
+                 "  By library: libc10_cuda.so 65.00 GiB, libcublas.so.13 5.00 GiB",
+                 "  Since the last gap (1 gap(s), 1000 events lost): replayed from "]:
         check(line in out, "report lacks %r:\n%s" % (line, out[:4000]))
     check("[driver]    library libc10_cuda.so" not in out, "PyTorch's segments counted twice (roles and library)")
     r = report_json(c, b)
@@ -1266,6 +1270,10 @@ def check_roles_report(c, b):
     check(p["peak_bytes"] == 70 * GiB and p["exact"] is False and p["live_now_bytes"] == 62 * GiB and
           p["sites"][0]["stack_id"] == first and p["sites"][0]["bytes"] == 5 * GiB and p["sites"][0]["site"],
           "peak: %r" % r["peak"])
+    check(p["by_library"][0] == {"library": "libc10_cuda.so", "bytes": 65 * GiB, "count": 30} and
+          p["after_gap"]["exact"] is True and p["after_gap"]["sites"][0]["site"] and
+          p["roles"]["known"] is True and p["roles"]["bytes"]["outside_framework"] == 5 * GiB,
+          "peak's libraries, gap, roles: %r" % r["peak"])
 
 
 def check_roles_query(c, b):
@@ -1303,13 +1311,14 @@ def check_roles_html(c, b):
 
 def check_roles_python(c, b):
     code = ("import json,gpumemrec;b=gpumemrec.open(%r);print(json.dumps([b.roles['tables'][0]['rows'][2]['bytes'],"
-            "[a['rule'] for a in b.advice],b.peak['devices'][0]['peak_bytes']]))" % b)
+            "[a['rule'] for a in b.advice],b.peak['devices'][0]['peak_bytes'],"
+            "b.peak_roles(0)['optimizer_state'],b.peak_roles(1)]))" % b)
     env = dict(os.environ, PYTHONPATH=os.path.join(HERE, "..", "..", "python"), GPUMEMREC_CLI=c.bin)
     p = subprocess.run([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     check(p.returncode == 0, "python reader: %s" % p.stderr.decode()[-500:])
     got = json.loads(p.stdout)
-    check(got == [20 * GiB, ["expandable_segments", "optimizer_state", "other_process", "nccl"], 70 * GiB],
-          "python reader: %r" % got)
+    check(got == [20 * GiB, ["expandable_segments", "optimizer_state", "other_process", "nccl"], 70 * GiB,
+                  20 * GiB, None], "python reader: %r" % got)
 
 
 def check_roles_none(c):

@@ -191,4 +191,47 @@ TEST(PeakJson, ReadsAndRefuses) {
   EXPECT_EQ(read_peak("/nonexistent-dir").problem, "");
 }
 
+TEST(PeakJson, ReadsTheStretchLibrariesGapAndRoles) {
+  const std::string json =
+      R"({"schema":1,"devices":[{"device":0,"peak_bytes":100,"peak_time_ns":5,"peak_seq":7,"peak_until_ns":9,)"
+      R"("exact":false,"why_inexact":"ring","sites":[],)"
+      R"("by_library":[{"library":"libc10_cuda.so","bytes":90,"count":2},{"library":null,"bytes":10,"count":1}],)"
+      R"("after_gap":{"gaps":2,"lost_events":30,"from_seq":40,"from_time_ns":4,"exact":true,"why_inexact":null,)"
+      R"("start_bytes":20,"peak_bytes":100,"peak_time_ns":5,"peak_seq":7,"peak_until_ns":null,)"
+      R"("sites":[{"stack_id":3,"bytes":100,"count":1}],"by_library":[]},)"
+      R"("roles":{"known":true,"why_not_known":null,"framework":"torch","walk":"exit","walk_status":"complete",)"
+      R"("walk_time_ns":6,"bytes":{"weights":60,"outside_framework":40}}}]})";
+  const PeakInfo p = parse_peak(json.data(), json.size());
+  ASSERT_TRUE(p.present) << p.problem;
+  EXPECT_EQ(p.problem, "");
+  const PeakDevice& d = p.devices.at(0);
+  EXPECT_EQ(d.peak_until_ns, std::optional<uint64_t>(9));
+  ASSERT_EQ(d.by_library.size(), 2u);
+  EXPECT_EQ(d.by_library[0].library, "libc10_cuda.so");
+  EXPECT_EQ(d.by_library[1].library, "");
+  ASSERT_TRUE(d.after_gap.has_value());
+  EXPECT_TRUE(d.after_gap->exact);
+  EXPECT_EQ(d.after_gap->from_time_ns, 4u);
+  EXPECT_EQ(d.after_gap->start_bytes, 20u);
+  EXPECT_FALSE(d.after_gap->peak_until_ns.has_value());
+  EXPECT_EQ(d.after_gap->sites.at(0).stack_id, 3u);
+  ASSERT_TRUE(d.roles.has_value());
+  EXPECT_TRUE(d.roles->known);
+  EXPECT_EQ(d.roles->walk, "exit");
+  EXPECT_EQ(d.roles->bytes, (std::vector<std::pair<std::string, uint64_t>>{{"weights", 60}, {"outside_framework", 40}}));
+}
+
+TEST(PeakJson, ABadGapOrRolesIsLeftOutAndSaid) {
+  const std::string json =
+      R"({"devices":[{"device":0,"peak_bytes":1,"after_gap":[],)"
+      R"("roles":{"known":true,"bytes":{"weights":-1}}}]})";
+  const PeakInfo p = parse_peak(json.data(), json.size());
+  ASSERT_TRUE(p.present);
+  ASSERT_EQ(p.devices.size(), 1u);
+  EXPECT_EQ(p.devices[0].peak_bytes, 1u) << "the rest is read";
+  EXPECT_FALSE(p.devices[0].after_gap.has_value());
+  EXPECT_FALSE(p.devices[0].roles.has_value());
+  EXPECT_EQ(p.problem, "peak.json: after_gap is not an object (left out)");
+}
+
 }  // namespace

@@ -43,12 +43,20 @@ void add_totals_and_stacks(const FailureInfo* f, const std::vector<uint32_t>& ex
     if (a.stack_id) s->stack_ids.push_back(a.stack_id);
   }
   if (f && f->stack_id) s->stack_ids.push_back(f->stack_id);
-  for (const PeakDevice& d : s->peak.devices)  // stacks.json resolves them even when nothing live uses them
-    for (const PeakSite& site : d.sites)
-      if (site.stack_id) s->stack_ids.push_back(site.stack_id);
   for (uint32_t id : extra)
     if (id) s->stack_ids.push_back(id);
-  sort_unique(&s->stack_ids);
+}
+
+// After finish_peak_live: stacks.json resolves the peak's sites even when
+// nothing live uses them.
+void add_peak_stacks(DumpSnapshot* s) {
+  for (const PeakDevice& d : s->peak.devices) {
+    for (const PeakSite& site : d.sites)
+      if (site.stack_id) s->stack_ids.push_back(site.stack_id);
+    if (d.after_gap)
+      for (const PeakSite& site : d.after_gap->figure.sites)
+        if (site.stack_id) s->stack_ids.push_back(site.stack_id);
+  }
 }
 
 }  // namespace
@@ -76,6 +84,8 @@ void finish_snapshot(const FrozenState& frozen, const FailureInfo* failure, cons
   make_history_consistent(out->events.data, out->events.count, out->live);
   add_totals_and_stacks(failure, extra_stacks, out);
   if (peak) finish_peak_live(out->live, out->live_by_device, out->events.data, out->events.count, frozen, &out->peak);
+  add_peak_stacks(out);
+  sort_unique(&out->stack_ids);
 }
 
 }  // namespace gpumemrec

@@ -18,6 +18,7 @@ constexpr size_t kHeld = 4;
 std::shared_ptr<const FrameworkReport> g_held[kHeld];
 size_t g_next = 0;                                 // the slot replaced when all hold one
 std::shared_ptr<const FrameworkReport> g_at_exit;  // under g_lock too
+std::shared_ptr<const FrameworkReport> g_latest;   // under g_lock too
 
 // The slot of `episode`'s report, kHeld when none. Under g_lock.
 size_t slot_of(uint64_t episode) {
@@ -45,8 +46,10 @@ std::shared_ptr<FrameworkReport> framework_report_from_digest(const char* digest
 }
 
 void framework_report_put(std::shared_ptr<const FrameworkReport> r) {
+  std::shared_ptr<const FrameworkReport> latest = r;
   {
     SpinGuard g(g_lock);
+    g_latest.swap(latest);
     size_t i = slot_of(r ? r->episode : 0);
     for (size_t j = 0; i == kHeld && j < kHeld; ++j)
       if (!g_held[j]) i = j;
@@ -54,6 +57,7 @@ void framework_report_put(std::shared_ptr<const FrameworkReport> r) {
     g_held[i].swap(r);
   }
   r.reset();  // the replaced report, freed outside the lock
+  latest.reset();
 }
 
 std::shared_ptr<const FrameworkReport> framework_report_take(uint64_t episode) {
@@ -71,11 +75,19 @@ int framework_report_device(uint64_t episode) {
 }
 
 void framework_exit_put(std::shared_ptr<const FrameworkReport> r) {
+  std::shared_ptr<const FrameworkReport> latest = r;
   {
     SpinGuard g(g_lock);
+    g_latest.swap(latest);
     g_at_exit.swap(r);
   }
   r.reset();  // the replaced one, freed outside the lock
+  latest.reset();
+}
+
+std::shared_ptr<const FrameworkReport> framework_report_latest() {
+  SpinGuard g(g_lock);
+  return g_latest;
 }
 
 std::shared_ptr<const FrameworkReport> framework_exit_get() {

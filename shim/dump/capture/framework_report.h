@@ -46,6 +46,9 @@ int framework_report_device(uint64_t episode);
 // leaves it for that one).
 void framework_exit_put(std::shared_ptr<const FrameworkReport> r);
 std::shared_ptr<const FrameworkReport> framework_exit_get();
+// The report or exit digest handed over last, taken or not (the status
+// region's roles: shim/dump/status/).
+std::shared_ptr<const FrameworkReport> framework_report_latest();
 void framework_report_atfork_child();
 
 }  // namespace gpumemrec

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <new>
 
+#include "shim/base/asan_build.h"
 #include "shim/base/background_thread.h"
 #include "shim/base/clock.h"
 #include "shim/base/spinlock.h"
@@ -60,29 +61,29 @@ void add_pending(PeakKept& k, Event* events, size_t n) {
 }
 
 // Reads [cursor, to) into pending; an event the horizon has passed already
-// is replayed at once (late). At the first seq lost the keeper stops.
+// is replayed at once (late). A seq lost opens a gap (see Gaps).
 uint64_t read_settled(const Ring& ring, PeakTail* t, uint64_t to) {
   PeakKept& k = t->kept;
   if (to <= k.cursor) return 0;
-  if (k.stopped()) {  // what it replayed stays: exact until the loss
-    const uint64_t read = to - k.cursor;
-    k.cursor = to;
-    return read;
-  }
   const uint64_t cap = ring.capacity();
+  const uint64_t lost_before = k.lost;
   if (to - k.cursor > cap) k.lost += to - cap - k.cursor;  // those slots were reused already
   const uint64_t from = to - k.cursor > cap ? to - cap : k.cursor;
   t->scratch.resize(size_t(to - from));
   const uint64_t n = copy_ring_events(ring, from, to, t->scratch.data(), &k.lost);
   const uint64_t read = to - k.cursor;
   k.cursor = to;
-  if (k.stopped()) return read;  // lost now: nothing of this read is replayed
+  if (k.lost != lost_before) {  // nothing of this read is replayed
+    peak_open_gap(&k);
+    return read;
+  }
   size_t kept = 0;
   for (uint64_t i = 0; i < n; ++i) {
     const Event& e = t->scratch[i];
-    if (e.time_ns <= k.horizon_ns && k.horizon_ns != 0) {
-      if (event_memory_change(e) != 0) ++k.late;
-      k.replay.apply(e);
+    if (k.horizon_ns != 0 && e.time_ns <= k.horizon_ns && !k.resuming()) {
+      const bool in_gap = k.gaps != 0 && e.time_ns < k.after.from_ns;
+      if (!in_gap && event_memory_change(e) != 0) ++(k.gaps ? k.after.late : k.late);
+      peak_apply(&k, e);
     } else {
       t->scratch[kept++] = e;
     }
@@ -100,7 +101,7 @@ uint64_t replay_pending(PeakKept& k, uint64_t horizon, size_t max_pending, uint6
   size_t& done = k.pending_from;
   while (done < n && (k.pending[done].time_ns <= horizon || (n - done > max_pending && k.pending[done].time_ns < now))) {
     horizon = std::max(horizon, k.pending[done].time_ns);
-    k.replay.apply(k.pending[done++]);
+    peak_apply(&k, k.pending[done++]);
   }
   if (done > 4096 && done * 2 > n) {
     k.pending.erase(k.pending.begin(), k.pending.begin() + ptrdiff_t(done));
@@ -109,7 +110,45 @@ uint64_t replay_pending(PeakKept& k, uint64_t horizon, size_t max_pending, uint6
   return horizon;
 }
 
+// After a gap, until T is known: T from the ring's marks, or nothing yet
+// (then pending only grows; past its bound the gap starts again from the
+// cursor). True when the pass may replay.
+bool try_resume(const Ring& ring, PeakKept& k, size_t max_pending) {
+  if (!k.resuming()) return true;
+  const uint64_t from_ns = ring.complete_from(k.after.from_seq);
+  if (from_ns != 0) {
+    peak_resume_at(&k, from_ns);
+    return true;
+  }
+  if (k.pending.size() - k.pending_from > max_pending) peak_open_gap(&k);
+  return false;
+}
+
 }  // namespace
+
+void peak_open_gap(PeakKept* k, const char* why) {
+  if (why && !k->broken) k->broken = why;
+  ++k->gaps;
+  k->after = PeakAfterGap{};
+  k->after.from_seq = k->cursor;
+  k->pending.clear();
+  k->pending_from = 0;
+}
+
+void peak_resume_at(PeakKept* k, uint64_t from_ns) {
+  k->after.from_ns = from_ns;
+  k->after.replay = PeakReplay::anchored(from_ns);
+  // Pending is in time order: what is older than T is its head.
+  while (k->pending_from < k->pending.size() && k->pending[k->pending_from].time_ns < from_ns) ++k->pending_from;
+}
+
+void peak_apply(PeakKept* k, const Event& e) {
+  if (k->gaps == 0) {
+    k->replay.apply(e);
+  } else if (k->after.from_ns != 0 && e.time_ns >= k->after.from_ns) {
+    k->after.replay.apply(e);
+  }
+}
 
 uint64_t peak_tail_step(const Ring& ring, PeakTail* t, uint64_t now_ns, bool hold) {
   PeakKept& k = t->kept;
@@ -118,11 +157,7 @@ uint64_t peak_tail_step(const Ring& ring, PeakTail* t, uint64_t now_ns, bool hol
   note_end(t, now_ns, ring.end());
   const uint64_t floor = std::min(ring.floor(), ring.end());
   const uint64_t read = read_settled(ring, t, floor);
-  if (k.stopped()) {
-    k.pending.clear();
-    k.pending_from = 0;
-    return read;
-  }
+  if (!try_resume(ring, k, max_pending)) return read;
   if (hold) return read;  // the horizon stays before the freeze's cut
   const uint64_t horizon = horizon_from_notes(t, ring.block_size());
   if (horizon == k.horizon_ns && read == 0) return 0;
@@ -148,6 +183,7 @@ std::atomic<bool> g_running{false};
 std::atomic<bool> g_in_pass{false};  // for the fork child: a pass was cut in two
 
 std::atomic<bool> g_thread_started{false};  // keeper_main began (peak_keeper_atfork_prepare)
+PeakPassHooks g_hooks;  // set before the thread starts
 
 void* keeper_main(void*) {
   g_thread_started.store(true, std::memory_order_release);
@@ -165,10 +201,12 @@ void* keeper_main(void*) {
       try {
         read = peak_tail_step(g_recorder->ring, g_tail, now, hold);
       } catch (...) {  // out of memory: the events of this pass are lost to it
-        g_tail->kept.broken = "the peak keeper ran out of memory";
+        peak_open_gap(&g_tail->kept, "the peak keeper ran out of memory");
       }
       g_in_pass.store(false, std::memory_order_relaxed);
+      if (g_hooks.locked) g_hooks.locked(g_tail->kept, now);
     }
+    if (g_hooks.after) g_hooks.after(now);
     period = peak_keeper_period(g_recorder->ring.capacity(), read, now - last, period);
     last = now;
     timespec ts{time_t(period / 1000000000ull), long(period % 1000000000ull)};
@@ -179,6 +217,8 @@ void* keeper_main(void*) {
 }
 
 }  // namespace
+
+void peak_keeper_set_pass_hooks(PeakPassHooks hooks) { g_hooks = hooks; }
 
 bool peak_keeper_start(Recorder* r) {
   if (!r || !r->ring.ready()) return false;
@@ -204,17 +244,7 @@ bool peak_keeper_copy(PeakKept* out) {
   return true;
 }
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kForkWaitsForThePass = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kForkWaitsForThePass = true;
-#else
-constexpr bool kForkWaitsForThePass = false;
-#endif
-#else
-constexpr bool kForkWaitsForThePass = false;
-#endif
+constexpr bool kForkWaitsForThePass = kAsanBuild;
 
 // The thread's own start (the sanitizer's per-thread set-up allocates before
 // keeper_main runs) is waited for too, a second at most.
@@ -235,7 +265,7 @@ void peak_keeper_atfork_child() {
   if (!peak_keeper_running()) return;
   new (&g_lock) SpinLock();  // its holder, the keeper or a bundle's copy, is not here
   g_holds.store(0, std::memory_order_relaxed);
-  if (g_in_pass.load(std::memory_order_relaxed)) g_tail->kept.broken = "forked while the keeper was replaying";
+  if (g_in_pass.load(std::memory_order_relaxed)) peak_open_gap(&g_tail->kept, "forked while the keeper was replaying");
   g_in_pass.store(false, std::memory_order_relaxed);
   g_thread_started.store(false, std::memory_order_relaxed);
   g_running.store(start_background_thread(keeper_main, "gpumemrec-peak"), std::memory_order_release);

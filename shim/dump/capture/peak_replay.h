@@ -24,7 +24,16 @@
 //    the same file, nothing is copied there: the edge bumps the device's
 //    peak epoch, and a site touched later first keeps its value as its
 //    value at the peak (its epoch is older). So each event costs O(1) and a
-//    report walks the sites once.
+//    report walks the sites once. The edge's time is kept (fall_time_ns):
+//    the peak held from peak_time_ns until then.
+//
+// Anchored replays (after a gap: peak_keeper.h). A replay that starts at a
+// moment `from_ns` of a run under way does not know the totals then; it
+// keeps each device's and each site's change since `from_ns` (signed: a
+// free of an allocation made before it takes from a site the replay never
+// saw), with the start itself as its first peak (a change of 0, peak_seq
+// 0). The bundle anchors it on the live set at the cut (peak_finish.h):
+// the total at a moment is the live set minus the changes after it.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -42,15 +51,17 @@ struct PeakSite {
 };
 
 struct DevicePeakState {
+  // Anchored replays: every figure is the change since the replay's start.
   struct Site {
-    uint64_t bytes = 0, count = 0;            // live now
-    uint64_t peak_bytes = 0, peak_count = 0;  // at the peak of epoch `epoch`
+    int64_t bytes = 0, count = 0;            // live now
+    int64_t peak_bytes = 0, peak_count = 0;  // at the peak of epoch `epoch`
     uint64_t epoch = 0;
   };
-  uint64_t current = 0;
-  uint64_t peak = 0;
+  int64_t current = 0;
+  int64_t peak = 0;
   uint64_t peak_time_ns = 0;  // the replayed events' clock
-  uint64_t peak_seq = 0;
+  uint64_t peak_seq = 0;      // 0 (anchored): the replay's start
+  uint64_t fall_time_ns = 0;  // the falling edge after the peak; 0 while at_peak
   uint64_t epoch = 0;       // falling edges seen
   bool at_peak = false;     // a new maximum whose falling edge has not come yet
   uint64_t events = 0;      // events replayed that changed this device's total
@@ -58,20 +69,39 @@ struct DevicePeakState {
   std::unordered_map<uint32_t, Site> sites;
 };
 
+// A site's bytes and count at the device's peak (anchored: their change).
+struct SiteAtPeak {
+  int64_t bytes = 0, count = 0;
+};
+
 class PeakReplay {
  public:
-  static constexpr size_t kMaxSites = 50;
+  static constexpr size_t kMaxSites = 50;  // listed in peak.json
+
+  PeakReplay() = default;  // from the run's start
+  static PeakReplay anchored(uint64_t from_ns);  // from a moment of the run (see the header)
+  bool is_anchored() const { return anchored_; }
+  uint64_t from_ns() const { return from_ns_; }
 
   // One event, in time order.
   void apply(const Event& e);
   const std::map<int, DevicePeakState>& devices() const { return devices_; }
+  static SiteAtPeak site_at_peak(const DevicePeakState& d, const DevicePeakState::Site& s);
   // The sites holding bytes at the device's peak, largest first (then by
-  // stack id), at most kMaxSites.
-  static std::vector<PeakSite> sites_at_peak(const DevicePeakState& d);
+  // stack id), at most `limit` (a replay from the run's start).
+  static std::vector<PeakSite> sites_at_peak(const DevicePeakState& d, size_t limit = kMaxSites);
 
  private:
   static void touch(DevicePeakState& d, DevicePeakState::Site& s);
+  DevicePeakState& device(int device);
+  bool matched_free(const DevicePeakState& d, std::unordered_map<uint32_t, DevicePeakState::Site>::iterator it,
+                    uint64_t size) const;
   std::map<int, DevicePeakState> devices_;
+  bool anchored_ = false;
+  uint64_t from_ns_ = 0;
 };
+
+// Largest first, then by stack id; at most `limit`.
+void sort_sites(std::vector<PeakSite>* sites, size_t limit);
 
 }  // namespace gpumemrec

@@ -113,9 +113,27 @@ void Symbolizer::end() {
   d.dwfl = nullptr;
 }
 
+namespace {
+
+// The main program's module: its real path (dladdr and libdwfl name it "" or
+// by its argv[0]).
+void fix_main_module(uint64_t pc, NativeFrameInfo* info) {
+  if (!info->module.empty() && info->module[0] == '/') return;
+  char exe[4096];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  Dl_info dl{};
+  if (n > 0 && dladdr(reinterpret_cast<void*>(pc), &dl) && dl.dli_fname &&
+      (info->module.empty() || info->module == dl.dli_fname)) {
+    exe[n] = '\0';
+    if (info->module.empty() || std::string(dl.dli_fname).find('/') == std::string::npos) info->module = exe;
+  }
+}
+
+}  // namespace
+
 const NativeFrameInfo& Symbolizer::describe(uint64_t ip) {
   auto it = cache_.find(ip);
-  if (it != cache_.end()) return it->second;
+  if (it != cache_.end() && it->second.named) return it->second.info;
   NativeFrameInfo info;
   const uint64_t pc = ip ? ip - 1 : 0;  // inside the call instruction
   Impl& d = *impl_;
@@ -144,18 +162,34 @@ const NativeFrameInfo& Symbolizer::describe(uint64_t ip) {
       if (dl.dli_sname) info.function = demangle(dl.dli_sname);
     }
   }
-  if (info.module.empty() || info.module[0] != '/') {
-    // The main program: report its real path.
-    char exe[4096];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  fix_main_module(pc, &info);
+  Entry& e = cache_[ip];
+  e.info = std::move(info);
+  e.named = true;
+  return e.info;
+}
+
+const NativeFrameInfo& Symbolizer::module_of(uint64_t ip) {
+  auto it = cache_.find(ip);
+  if (it != cache_.end()) return it->second.info;
+  NativeFrameInfo info;
+  const uint64_t pc = ip ? ip - 1 : 0;
+  Impl& d = *impl_;
+  Dwfl_Module* m = d.dwfl ? d.addrmodule(d.dwfl, pc) : nullptr;
+  if (m) {
+    Dwarf_Addr start = 0;
+    const char* name = d.module_info(m, nullptr, &start, nullptr, nullptr, nullptr, nullptr, nullptr);
+    info.module = name ? name : "";
+    info.offset = pc - start;
+  } else {
     Dl_info dl{};
-    if (n > 0 && dladdr(reinterpret_cast<void*>(pc), &dl) && dl.dli_fname &&
-        (info.module.empty() || info.module == dl.dli_fname)) {
-      exe[n] = '\0';
-      if (info.module.empty() || std::string(dl.dli_fname).find('/') == std::string::npos) info.module = exe;
+    if (dladdr(reinterpret_cast<void*>(pc), &dl) && dl.dli_fname) {
+      info.module = dl.dli_fname;
+      info.offset = pc - reinterpret_cast<uint64_t>(dl.dli_fbase);
     }
   }
-  return cache_.emplace(ip, std::move(info)).first->second;
+  fix_main_module(pc, &info);
+  return cache_.emplace(ip, Entry{std::move(info), false}).first->second.info;
 }
 
 }  // namespace gpumemrec

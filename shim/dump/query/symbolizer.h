@@ -30,12 +30,20 @@ class Symbolizer {
   void end();
   // `ip` is a return address; the call instruction before it is described.
   const NativeFrameInfo& describe(uint64_t ip);
+  // Only its module and offset (no symbol table or line table is read: the
+  // status region names the frames of framework and runtime modules so,
+  // status/status_names.h). A later describe() of the address names it.
+  const NativeFrameInfo& module_of(uint64_t ip);
   const char* backend() const;
 
  private:
   struct Impl;
   Impl* impl_;
-  std::unordered_map<uint64_t, NativeFrameInfo> cache_;  // this session only
+  struct Entry {
+    NativeFrameInfo info;
+    bool named = false;  // by describe(), not only module_of()
+  };
+  std::unordered_map<uint64_t, Entry> cache_;  // this session only
 };
 
 std::string demangle(const char* name);

@@ -6,6 +6,7 @@
 
 #include "shim/base/log.h"
 #include "shim/dump/capture/peak_keeper.h"
+#include "shim/dump/capture/peak_roles.h"
 #include "shim/record/recorder.h"
 #include "shim/dump/write/bundle_files.h"
 #include "shim/base/dump_memory.h"
@@ -62,7 +63,9 @@ bool write_bundle(int dirfd, const BundleInput& in, const FrozenState& frozen, S
   PeakInput peak;
   peak.keeper = peak_keeper_copy(&peak.kept);
   peak.capacity = in.recorder ? in.recorder->ring.capacity() : 0;  // 0: the window is not known to start at seq 1
+  if (peak.kept.resuming() && in.recorder) peak.resume_from_ns = in.recorder->ring.complete_from(peak.kept.after.from_seq);
   finish_snapshot(frozen, in.failure, recovered_stacks, &snap, &peak);
+  add_peak_roles(in.framework.get(), frozen, &snap.peak);
   sym.begin();
   std::vector<model::Stack> stacks;
   try {

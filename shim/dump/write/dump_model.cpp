@@ -1,88 +1,18 @@
 #include "shim/dump/write/dump_model.h"
 
-#include "common/autograd_node.h"
 #include "common/card_accounting.h"
-#include "common/frame_order.h"
 #include "common/site_rules.h"
 #include "shim/base/hook_table.h"
 #include "shim/dump/write/bundle_files.h"
 #include "shim/dump/capture/history.h"
+#include "shim/dump/query/stack_model.h"
 #include "shim/dump/query/symbolizer.h"
 #include "shim/dump/verdict/verdict_text.h"
-#include "shim/record/python_stack.h"
 #include "shim/record/recorder.h"
 
 namespace gpumemrec {
 
 namespace {
-
-model::Frame python_frame(uint64_t word) {
-  model::Frame f;
-  f.kind = model::FrameKind::kPython;
-  PythonFrameInfo pi;
-  if (describe_python_frame(word, &pi)) {
-    f.function = pi.function;
-    f.file = pi.file;
-    f.line = pi.line;
-  }
-  return f;
-}
-
-model::Frame native_frame(Symbolizer& sym, uint64_t word) {
-  const NativeFrameInfo& ni = sym.describe(word);
-  model::Frame f;
-  f.kind = model::FrameKind::kNative;
-  f.module = ni.module;
-  f.offset = ni.offset;
-  f.function = ni.function;
-  f.file = ni.file;
-  f.line = ni.line;
-  return f;
-}
-
-// Frames borrowed from a thread waiting in backward (record/python_borrow.h)
-// are kept only for a stack that runs in PyTorch (common/autograd_node.h):
-// another native thread allocating while a Python thread waits in backward
-// (an NCCL or XLA thread) is not backward's work.
-void borrowed_frames(const uint64_t* words, uint32_t n, const std::vector<model::Frame>& native,
-                     std::vector<model::Frame>* python, model::Stack* s) {
-  uint32_t tid = 0;
-  if (python_borrow_ambiguous(words, n)) s->python_borrow = "ambiguous";
-  if (!python_lender(words, n, &tid)) return;
-  if (!autograd::runs_in_torch(native)) {
-    python->clear();
-    s->python = "native_thread";
-    s->python_borrow = "not_torch";
-    return;
-  }
-  s->python_thread = tid;
-}
-
-model::Stack one_stack(Recorder* r, Symbolizer& sym, uint32_t id) {
-  model::Stack s;
-  s.stack_id = id;
-  s.python = "disabled";
-  const uint64_t* words = nullptr;
-  uint32_t n = 0;
-  if (!r->stacks.get(id, &words, &n)) return s;
-  s.python = python_status(words, n);
-  std::vector<model::Frame> python, native;
-  for (uint32_t i = 0; i < n; ++i)
-    if (is_python_word(words[i]) && !is_python_marker(words[i])) python.push_back(python_frame(words[i]));
-  for (uint32_t i = 0; i < n; ++i)
-    if (!is_python_word(words[i])) native.push_back(native_frame(sym, words[i]));
-  borrowed_frames(words, n, native, &python, &s);
-  s.autograd_node = autograd::node_of(native);
-  // Python frames where the interpreter's evaluation loop runs, native
-  // frames innermost (common/frame_order.h): every consumer of stacks.json,
-  // summary.txt and snapshot.pickle sees one caller order.
-  std::vector<NativeFrameName> names;
-  names.reserve(native.size());
-  for (const model::Frame& f : native) names.push_back({f.function, f.module});
-  for (const FrameSlot& slot : interleave_python_frames(names, python.size()))
-    s.frames.push_back(std::move(slot.python ? python[slot.index] : native[slot.index]));
-  return s;
-}
 
 model::Allocation model_allocation(const LiveEntry& a) {
   model::Allocation m;
@@ -228,7 +158,7 @@ std::vector<model::Stack> symbolize_stacks(Recorder* r, Symbolizer& sym, const s
   std::vector<model::Stack> out;
   out.reserve(ids.size());
   for (uint32_t id : ids)
-    if (id != StackTable::kFull) out.push_back(one_stack(r, sym, id));
+    if (id != StackTable::kFull) out.push_back(stack_model(r, id, [&](uint64_t ip) { return native_frame(sym.describe(ip)); }));
   return out;
 }
 

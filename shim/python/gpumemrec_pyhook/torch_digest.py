@@ -27,6 +27,17 @@ def full_digest(torch, snapshot, device, alloc, device_total, device_free, at):
     return digest
 
 
+def mark_walk(digest, started):
+    """The walk's moment, for the roles at the peak (peak.json): CLOCK_MONOTONIC
+    just before the snapshot and once the walk is done. time.monotonic_ns() is
+    clock_gettime(CLOCK_MONOTONIC) on Linux (CPython Python/pytime.c,
+    py_get_monotonic_clock), the clock of the recorder's events."""
+    import time
+
+    digest["snapshot_mono_ns"] = int(started)
+    digest["done_mono_ns"] = int(time.monotonic_ns())
+
+
 def digest_of(snapshot, device, alloc, device_total, device_free):
     """reserved vs allocated, the largest free block and the mostly-free
     segments of the failing device (framework.json)."""

@@ -6,6 +6,7 @@ takes the allocator snapshot of the current device, walks the roles as at
 an out-of-memory (torch_digest.py), adds PyTorch's own peaks
 (torch.cuda.max_memory_allocated / max_memory_reserved: the
 allocated_bytes/reserved_bytes.all.peak of memory_stats, torch/cuda/memory.py)
+and the walk's moment (snapshot_mono_ns, done_mono_ns: torch_digest.mark_walk)
 and hands the digest, with "at": "exit", to the recorder's
 gpumemrec_framework_exit(digest, len) when the preloaded library exports
 it (an older library does not: then nothing happens). Python runs atexit
@@ -13,6 +14,7 @@ handlers before the interpreter finalizes, so before the recorder's own
 exit bundle.
 """
 import os
+import time
 
 from . import bridge, torch_digest
 
@@ -41,8 +43,10 @@ def _report_exit():
         return
     device = int(torch.cuda.current_device())
     free, total = torch.cuda.mem_get_info(device)
+    started = time.monotonic_ns()
     snapshot = torch.cuda.memory._snapshot()
     digest = torch_digest.full_digest(torch, snapshot, device, 0, total, free, "exit")
+    torch_digest.mark_walk(digest, started)
     digest["torch_peak_allocated"] = int(torch.cuda.max_memory_allocated(device))
     digest["torch_peak_reserved"] = int(torch.cuda.max_memory_reserved(device))
     text = json.dumps(digest, separators=(",", ":")).encode()

@@ -80,14 +80,17 @@ def _observer(device, alloc, device_total, device_free):
 
 def _report(device, alloc, device_total, device_free, caller):
     import pickle
+    import time
 
     import torch
 
     from . import trainer_retry
 
+    started = time.monotonic_ns()
     found = bridge.guarded(trainer_retry.find, caller)
     snapshot = torch.cuda.memory._snapshot()
     digest = torch_digest.full_digest(torch, snapshot, device, alloc, device_total, device_free, "oom")
+    torch_digest.mark_walk(digest, started)
     if found:
         digest["retry_handler"] = found.handler.name
     try:

@@ -9,7 +9,9 @@ PyTorch's counters (expect.py).
 
   gpt_train.py [--layers N] [--width D] [--heads H] [--seq T] [--vocab V] [--steps N]
 
---steps N: no out-of-memory; N steps at batch 4, then PyTorch's own peak.
+--steps N: no out-of-memory; N steps at batch 4 (the gradients kept), then
+its own count by role and PyTorch's own peak; the model and optimizer stay
+referenced until exit (TRAINED) for the exit walk.
 """
 import argparse
 import threading
@@ -18,6 +20,8 @@ import torch
 import torch.nn.functional as F
 from expect import block_bytes, counters, say, segments
 from torch import nn
+
+TRAINED = None  # --steps: (model, optimizer), referenced until exit
 
 
 class Block(nn.Module):
@@ -124,7 +128,14 @@ def main():
         torch.cuda.synchronize()
         params = list(model.parameters())
         state = [v for s in opt.state.values() for v in s.values() if torch.is_tensor(v)]
-        say(weights=block_bytes(params)[0], optimizer_state=block_bytes(state)[0], **counters())
+        say(weights=block_bytes(params)[0], gradients=block_bytes([p.grad for p in params])[0],
+            optimizer_state=block_bytes(state)[0], **counters())
+        # The exit walk (GPUMEMREC_DUMP_AT_EXIT) runs in an atexit handler,
+        # after main() returned: it finds what the program still references
+        # then (module globals, as in a script that trains at module level),
+        # not main()'s locals, which are freed into PyTorch's cache by then.
+        global TRAINED
+        TRAINED = (model, opt)
         return
     train_step(model, opt, 1, a.seq, a.vocab)  # gradients and optimizer state exist from now on
     batch = backward_oom_batch(model, a.seq, a.vocab)
