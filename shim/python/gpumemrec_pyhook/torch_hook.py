@@ -86,8 +86,8 @@ def _report(device, alloc, device_total, device_free, caller):
 
     from . import trainer_retry
 
-    started = time.monotonic_ns()
     found = bridge.guarded(trainer_retry.find, caller)
+    started = time.monotonic_ns()
     snapshot = torch.cuda.memory._snapshot()
     digest = torch_digest.full_digest(torch, snapshot, device, alloc, device_total, device_free, "oom")
     torch_digest.mark_walk(digest, started)
