@@ -68,11 +68,14 @@ void figures_from_replay(const PeakReplay& replay, const uint64_t (&live)[kMaxDe
     f.live = live[slot];
     // The replay's peak, or what is live now when that is more (a replay
     // behind: a lower bound either way).
-    f.peak = d ? std::max(d->peak, f.live) : f.live;
-    f.peak_time_ns = d && d->peak >= f.live ? d->peak_time_ns : 0;
+    // The replay's totals are signed (peak_replay.h); a negative one is 0 here.
+    const uint64_t peak = d && d->peak > 0 ? uint64_t(d->peak) : 0;
+    const uint64_t current = d && d->current > 0 ? uint64_t(d->current) : 0;
+    f.peak = std::max(peak, f.live);
+    f.peak_time_ns = d && peak >= f.live ? d->peak_time_ns : 0;
     // Exact as a bundle's peak.json: the replay is complete and ends on the
     // live bytes (peak_finish.h).
-    f.exact = exact_peaks && d && d->current == f.live && d->peak >= f.live;
+    f.exact = exact_peaks && d && current == f.live && peak >= f.live;
     out->devices.push_back(f);
   }
   std::sort(out->devices.begin(), out->devices.end(),
