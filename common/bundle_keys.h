@@ -74,6 +74,7 @@
   X(kFreedBytes, "freed_bytes")                                                   \
   X(kRetrySize, "retry_size")                                                     \
   X(kRetryApi, "retry_api")                                                       \
+  X(kHandler, "handler")                                                          \
   X(kRecoveredFailures, "recovered_failures")                                     \
   X(kCount, "count")                                                              \
   X(kListed, "listed")                                                            \
@@ -109,6 +110,7 @@
   X(kAllocatedSize, "allocated_size")                                             \
   X(kError, "error")                                                              \
   X(kStateFile, "state_file")                                                     \
+  X(kRetryHandler, "retry_handler")                                               \
   /* stacks.json */                                                               \
   X(kPython, "python")                                                            \
   X(kFrames, "frames")                                                            \

@@ -143,6 +143,7 @@ struct Recovery {
   uint64_t retry_size = 0;
   std::string retry_api;
   uint32_t thread_id = 0;
+  std::string handler;  // the program's handler that caught the error and retries; "" = the allocation's retry
 };
 
 // One entry of metadata.json "recovered_failures.listed".

@@ -62,7 +62,7 @@ bool read_recovery(const std::string& path, const Value& d, Metadata* m, ReadErr
   const Value& v = it->value;
   if (!f.dbl(v, key::kAfterMs, &r.after_ms) || !f.u64(v, key::kFreedBytes, &r.freed_bytes) ||
       !f.u64(v, key::kRetrySize, &r.retry_size) || !f.str(v, key::kRetryApi, &r.retry_api) ||
-      !f.num(v, key::kThreadId, &r.thread_id))
+      !f.num(v, key::kThreadId, &r.thread_id) || !f.str(v, key::kHandler, &r.handler))
     return false;
   m->recovery = std::move(r);
   return true;

@@ -49,6 +49,7 @@ bool parse_framework_digest(const char* json, size_t len, FrameworkDigest* out, 
     return false;
   }
   out->error = text(d, key::kError);
+  out->retry_handler = text(d, key::kRetryHandler);
   auto dev = d.FindMember(key::kDevice);
   out->device = dev != d.MemberEnd() && dev->value.IsInt() ? dev->value.GetInt() : -1;
   out->request_bytes = u64(d, key::kRequestBytes);

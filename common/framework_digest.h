@@ -19,6 +19,9 @@ struct MostlyFreeSegment {
 struct FrameworkDigest {
   std::string framework;  // "torch", "jax"
   std::string error;      // JAX: the first line of the XlaRuntimeError
+  // PyTorch: the program's handler that will catch the error and retry with
+  // less (a trainer's batch-size finder); empty when none was found
+  std::string retry_handler;
   int64_t device = -1;
   uint64_t request_bytes = 0, device_total = 0, device_free = 0;
   uint64_t reserved_bytes = 0, allocated_bytes = 0, largest_free_block = 0;

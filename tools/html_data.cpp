@@ -62,7 +62,8 @@ void add_verdict(Json& j, const Bundle& b) {
   if (r && b.outcome() == "recovered") {
     j.raw("{").key("after_ms").dbl(r->after_ms, 3).raw(",").key("freed").num(r->freed_bytes);
     j.raw(",").key("retry_size").num(r->retry_size).raw(",").key("retry_api").str(r->retry_api);
-    j.raw(",").key("thread").num(static_cast<uint64_t>(r->thread_id)).raw("}");
+    j.raw(",").key("thread").num(static_cast<uint64_t>(r->thread_id));
+    j.raw(",").key("handler").str(r->handler).raw("}");
   } else {
     j.raw("null");
   }

@@ -136,7 +136,9 @@ function failure(){
   kv("live",hb(m.live_bytes)+" in "+m.live_allocations+" allocations");
   kv("reason",esc(m.reason));
   if(m.outcome)kv("outcome","<span id='outcome'>"+esc(m.outcome)+"</span>"+(m.outcome_detail?" &mdash; "+esc(m.outcome_detail):""));
-  if(m.recovery)kv("recovery",esc(m.recovery.retry_api||"retry")+"("+hb(m.recovery.retry_size)+") on thread "+m.recovery.thread+
+  if(m.recovery)kv("recovery",m.recovery.handler?esc(m.recovery.handler)+" caught the error on thread "+m.recovery.thread+" "+
+    m.recovery.after_ms.toFixed(1)+" ms after the failure and retries with less":
+    esc(m.recovery.retry_api||"retry")+"("+hb(m.recovery.retry_size)+") on thread "+m.recovery.thread+
     " succeeded "+m.recovery.after_ms.toFixed(1)+" ms after the failure; "+hb(m.recovery.freed)+" freed before it");
   if(m.recovered_failures)kv("recovered OOMs since the previous bundle",""+m.recovered_failures);
   m.context_destructions.forEach(function(c,i){kv("context destroyed",(c.created?"a context of device "+c.device+" (cuCtxCreate)":"device "+c.device+"'s primary context")+" was destroyed by "+esc(c.api)+

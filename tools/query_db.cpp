@@ -223,6 +223,7 @@ void insert_verdict(sqlite3* db, const Bundle& b, const std::string& name) {
     ins.t(1, "recovery.retry_size").i(2, as_i(m.recovery->retry_size)).t(3, name).step(db);
     ins.t(1, "recovery.retry_api").t(2, m.recovery->retry_api).t(3, name).step(db);
     ins.t(1, "recovery.thread_id").i(2, m.recovery->thread_id).t(3, name).step(db);
+    if (!m.recovery->handler.empty()) ins.t(1, "recovery.handler").t(2, m.recovery->handler).t(3, name).step(db);
   }
   ins.t(1, "recovered_failures").i(2, as_i(m.recovered_count)).t(3, name).step(db);
   Stmt rf(db, "INSERT INTO recovered_failures VALUES (?,?,?,?,?,?,?,?,?)");

@@ -22,6 +22,9 @@ std::string outcome_line(const Bundle& b) {
 std::string recovery_line(const Bundle& b) {
   const auto& r = b.metadata.recovery;
   if (!r || b.outcome() != "recovered") return "";
+  if (!r->handler.empty())
+    return "  recovered: " + r->handler + " caught the error on thread " + std::to_string(r->thread_id) + " " +
+           human_duration(r->after_ms / 1e3) + " after the failure and retries with less\n";
   std::string api = r->retry_api.empty() ? "the retry" : r->retry_api + "(" + format_bytes(r->retry_size) + ")";
   return "  recovered: " + api + " on thread " + std::to_string(r->thread_id) + " succeeded " +
          human_duration(r->after_ms / 1e3) + " after the failure; " + format_bytes(r->freed_bytes) +
@@ -66,6 +69,7 @@ void json_recovery(JsonWriter& w, const Bundle& b) {
   json_kv(w, "retry_size", r->retry_size);
   json_kv(w, "retry_api", r->retry_api);
   json_kv(w, "thread_id", static_cast<uint64_t>(r->thread_id));
+  json_kv_or_null(w, "handler", r->handler);
   w.EndObject();
 }
 

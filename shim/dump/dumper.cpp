@@ -498,6 +498,14 @@ static bool framework_dump(Recorder* r) {
   return false;
 }
 
+// The open episode waits for the framework's word (Episodes::hold) up to the
+// Python hook's time budget, twice (the walk, then the rest of the report),
+// plus the episode window.
+static bool hold_for_framework(const Recorder* r, uint64_t episode) {
+  const uint64_t wait_ms = 2 * r->cfg.roles_budget_ms + r->cfg.episode_ms;
+  return episode && g_episodes.hold(episode, monotonic_ns() + wait_ms * 1000000ull);
+}
+
 int dumper_on_framework_oom(std::shared_ptr<FrameworkReport> report) {
   Recorder* r = recorder();
   if (!r || !g_buffer.data || !g_symbolizer || !g_frozen_ready) return -1;
@@ -507,8 +515,12 @@ int dumper_on_framework_oom(std::shared_ptr<FrameworkReport> report) {
   // finds it (dump_job.cpp, fill_input and the late verdict).
   if (const uint64_t episode = g_episodes.open_on(int(report->fields.device))) {
     report->episode = episode;
+    const bool handled = !report->fields.retry_handler.empty();
     framework_report_put(std::move(report));
-    if (g_episodes.close_fatal(episode, FatalCause::kFramework)) writer_wake();
+    // A handler's catch decides it (dumper_framework_recovered); the hold,
+    // renewed, bounds the wait for it.
+    if (handled ? hold_for_framework(r, episode) : g_episodes.close_fatal(episode, FatalCause::kFramework))
+      writer_wake();
     ret = 0;
   } else {
     report->episode = 0;
@@ -525,9 +537,15 @@ int dumper_on_framework_oom(std::shared_ptr<FrameworkReport> report) {
 int dumper_on_framework_begin(int device) {
   Recorder* r = recorder();
   if (!r) return 1;
-  const uint64_t episode = g_episodes.open_on(device);
-  const uint64_t wait_ms = 2 * r->cfg.roles_budget_ms + r->cfg.episode_ms;
-  return episode && g_episodes.hold(episode, monotonic_ns() + wait_ms * 1000000ull) ? 0 : 1;
+  return hold_for_framework(r, g_episodes.open_on(device)) ? 0 : 1;
+}
+
+bool dumper_framework_recovered(int device, const char* handler) {
+  if (!recorder()) return false;
+  const uint64_t live = device_live_bytes(device);
+  if (!g_episodes.close_by_handler(device, handler, current_tid(), monotonic_ns(), live)) return false;
+  writer_wake();
+  return true;
 }
 
 bool dump_now(Recorder* r, DumpReason reason, const FailureInfo* f) {

@@ -39,6 +39,10 @@ void dumper_on_success(HookId api, int device, uint64_t size);
 // the driver: set_per_process_memory_fraction, XLA's arena) it gets a
 // bundle of its own, reason framework_oom, written on this thread (1
 // returned); -1 when nothing could be done.
+// A report that names a retry handler (the program will catch the error
+// and retry with less) leaves the episode open, held again (0 returned):
+// dumper_framework_recovered closes it when the handler caught the error,
+// else the hold's end does (fatal).
 int dumper_on_framework_oom(std::shared_ptr<FrameworkReport> report);
 // The framework's observer begins its report for `device`: the open episode
 // there waits for it (Episodes::hold) up to the Python hook's time budget
@@ -46,6 +50,11 @@ int dumper_on_framework_oom(std::shared_ptr<FrameworkReport> report);
 // plus GPUMEMREC_EPISODE_MS. 0: an episode waits; 1: none is open (the
 // report will make a framework_oom bundle).
 int dumper_on_framework_begin(int device);
+// The program's `handler` caught the framework's error on `device`, on this
+// thread, and retries with less: the open episode there, held by the
+// framework's report, is recovered now (Episodes::close_by_handler). False
+// when none is open and held there (decided already).
+bool dumper_framework_recovered(int device, const char* handler);
 // Writes a bundle now (signal thread, exit); false if another dump runs or
 // writing failed.
 bool dump_now(Recorder* r, DumpReason reason, const FailureInfo* f);

@@ -30,98 +30,14 @@ Cases (each a program in programs/):
 
 Usage: test_torch.py BUILD_BIN_DIR CASE. Exit 77 without the venv.
 """
-import glob
 import json
 import os
 import pickle
 import re
 import subprocess
 import sys
-import tempfile
 
-import frameworks_venv
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-PROGRAMS = os.path.join(HERE, "programs")
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
-
-
-def load(bundle, name):
-    with open(os.path.join(bundle, name)) as f:
-        return f.read() if name.endswith(".txt") else json.load(f)
-
-
-class Run:
-    """One program run under `gpumemrec run --simulate`."""
-
-    def __init__(self, bin_dir, program, args=(), env=None, card="h100-80gb"):
-        self.tmp = tempfile.mkdtemp(prefix="gmr-torch-")
-        self.dumps = os.path.join(self.tmp, "dumps")
-        python = frameworks_venv.python_or_skip()
-        full_env = {k: v for k, v in os.environ.items() if not k.startswith(("GPUMEMREC_", "PYTORCH_", "LD_PRELOAD"))}
-        # A loaded machine must not cut the roles walk short (its budget is time).
-        full_env.update({"GPUMEMREC_ROLES_BUDGET_MS": "60000", "PYTHONDONTWRITEBYTECODE": "1"})
-        full_env.update(env or {})
-        cmd = [os.path.join(bin_dir, "gpumemrec"), "run", "--library", os.path.join(bin_dir, "libgpumemrec.so"),
-               "--simulate", card, "--dir", self.dumps, "--", python, os.path.join(PROGRAMS, program), *args]
-        p = subprocess.run(cmd, env=full_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           universal_newlines=True, timeout=1200)
-        self.rc, self.out, self.err = p.returncode, p.stdout, p.stderr
-        sys.stdout.write(self.out)
-        sys.stdout.write("".join(l + "\n" for l in self.err.splitlines() if not l.startswith("[W")))
-        lines = [l for l in self.out.splitlines() if l.startswith("EXPECT ")]
-        self.expect = json.loads(lines[-1][len("EXPECT "):]) if lines else {}
-        self.bundles = sorted(glob.glob(os.path.join(self.dumps, "oom_dump_*")))
-
-    def program_line(self, program, text):
-        with open(os.path.join(PROGRAMS, program)) as f:
-            return [i for i, t in enumerate(f, 1) if text in t][0]
-
-
-def check_simulated(bundle):
-    md = load(bundle, "metadata.json")
-    check(md.get("simulated") == {"profile": "h100-80gb", "name": "NVIDIA H100 80GB HBM3", "devices": 1},
-          "metadata says the simulated card: %s" % md.get("simulated"))
-    check(load(bundle, "summary.txt").startswith("SIMULATED: NVIDIA H100 80GB HBM3"),
-          "summary.txt's first line says SIMULATED")
-
-
-def check_backward_site(run, bundle, program):
-    """The failing allocation ran on the autograd engine's device thread,
-    which has no Python frame: its stack borrows the waiting thread's and
-    names the program's loss.backward() line, and the autograd node."""
-    line = run.program_line(program, "loss.backward()")
-    md = load(bundle, "metadata.json")
-    stack = {s["stack_id"]: s for s in load(bundle, "stacks.json")}.get(md["stack_id"], {})
-    frames = [(os.path.basename(f.get("file", "")), f.get("line")) for f in stack.get("frames", [])
-              if f.get("kind") == "python"]
-    check(stack.get("python") == "borrowed" and (program, line) in frames,
-          "the failing stack borrows %s:%d (python=%s, frames %s)" % (program, line, stack.get("python"), frames[:4]))
-    summary = load(bundle, "summary.txt")
-    check(re.search(r"^    site: \w+ \(%s:%d\) \[python\].*\[autograd \w+Backward\d*, engine thread"
-                    % (re.escape(program), line), summary, re.M) is not None,
-          "summary.txt names %s:%d and the autograd node" % (program, line))
-
-
-def check_roles(fw, expect, names):
-    roles = fw["roles"]
-    check(roles["status"] == "complete", "the roles walk completed (%s)" % roles["status"])
-    for n in names:
-        check(roles["bytes"][n] == expect[n], "%s: %d bytes in the bundle, the program counts %d"
-              % (n, roles["bytes"][n], expect[n]))
-    total = sum(roles["bytes"].values())
-    check(total == fw["reserved_bytes"], "the roles add up to what PyTorch reserved: %d vs %d"
-          % (total, fw["reserved_bytes"]))
-    check(fw["reserved_bytes"] == expect["reserved"], "PyTorch's reserved bytes at the failure %d, the program's %d"
-          % (fw["reserved_bytes"], expect["reserved"]))
-    check(roles["bytes"]["allocator_cache"] == fw["reserved_bytes"] - fw["allocated_bytes"],
-          "the allocator's cache is reserved minus allocated")
+from torch_checks import HERE, Run, check, check_backward_site, check_roles, check_simulated, load, run_case
 
 
 def pickled_segments(bundle, name):
@@ -161,7 +77,7 @@ def case_train(bin_dir, alloc_conf, api):
     md = load(b, "metadata.json")
     check(md["api"] == api, "the failing call is %s: %s" % (api, md["api"]))
     check_simulated(b)
-    check_backward_site(run, b, program)
+    check_backward_site(b, program, run.program_line(program, "loss.backward()"))
     if observers is None:
         # Without an observer the recorder has no moment inside PyTorch to
         # ask it: the bundle is the driver's view (a documented limit).
@@ -315,14 +231,5 @@ CASES = {
 }
 
 
-def main():
-    bin_dir, case = sys.argv[1], sys.argv[2]
-    CASES[case](bin_dir)
-    if failures:
-        print("%d check(s) failed" % len(failures))
-        return 1
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_case(CASES))

@@ -11,9 +11,21 @@ namespace gpumemrec {
 namespace {
 
 SpinLock g_lock;
-std::shared_ptr<const FrameworkReport> g_held;
+// A few reports at a time, one per episode: a trainer that catches the error
+// and retries at once reports the next episode's while the writer may not
+// have taken the last one yet (simulate.trainer_accelerate_find).
+constexpr size_t kHeld = 4;
+std::shared_ptr<const FrameworkReport> g_held[kHeld];
+size_t g_next = 0;                                 // the slot replaced when all hold one
 std::shared_ptr<const FrameworkReport> g_at_exit;  // under g_lock too
 std::shared_ptr<const FrameworkReport> g_latest;   // under g_lock too
+
+// The slot of `episode`'s report, kHeld when none. Under g_lock.
+size_t slot_of(uint64_t episode) {
+  for (size_t i = 0; i < kHeld; ++i)
+    if (g_held[i] && g_held[i]->episode == episode) return i;
+  return kHeld;
+}
 
 }  // namespace
 
@@ -38,7 +50,11 @@ void framework_report_put(std::shared_ptr<const FrameworkReport> r) {
   {
     SpinGuard g(g_lock);
     g_latest.swap(latest);
-    g_held.swap(r);
+    size_t i = slot_of(r ? r->episode : 0);
+    for (size_t j = 0; i == kHeld && j < kHeld; ++j)
+      if (!g_held[j]) i = j;
+    if (i == kHeld) i = g_next++ % kHeld;  // all held: each slot in turn
+    g_held[i].swap(r);
   }
   r.reset();  // the replaced report, freed outside the lock
   latest.reset();
@@ -47,13 +63,15 @@ void framework_report_put(std::shared_ptr<const FrameworkReport> r) {
 std::shared_ptr<const FrameworkReport> framework_report_take(uint64_t episode) {
   std::shared_ptr<const FrameworkReport> r;
   SpinGuard g(g_lock);
-  if (g_held && g_held->episode == episode) r.swap(g_held);
+  const size_t i = slot_of(episode);
+  if (i < kHeld) r.swap(g_held[i]);
   return r;
 }
 
 int framework_report_device(uint64_t episode) {
   SpinGuard g(g_lock);
-  return g_held && g_held->episode == episode ? int(g_held->fields.device) : -1;
+  const size_t i = slot_of(episode);
+  return i < kHeld ? int(g_held[i]->fields.device) : -1;
 }
 
 void framework_exit_put(std::shared_ptr<const FrameworkReport> r) {
@@ -81,7 +99,7 @@ void framework_report_atfork_child() {
   // A report belongs to the parent's bundle; the lock may have been held by
   // a thread that does not exist here.
   new (&g_lock) SpinLock();
-  g_held.reset();  // (the exit digest stays: the child's exit bundle may use it)
+  for (auto& h : g_held) h.reset();  // (the exit digest stays: the child's exit bundle may use it)
 }
 
 }  // namespace gpumemrec

@@ -4,9 +4,9 @@
 // (PyTorch: framework_state.pickle, torch.cuda.memory._snapshot(); JAX:
 // framework_memory_profile.pb.gz, jax.profiler.device_memory_profile()).
 //
-// One report is held at a time, for the bundle of the episode it closes
-// (or, episode 0, the framework_oom bundle being written for it); the
-// writer takes it. Never on the hot path: a spin lock around a pointer.
+// Up to four reports are held, each for the bundle of its episode (or,
+// episode 0, the framework_oom bundle being written for it); the writer
+// takes it. Never on the hot path: a spin lock around four pointers.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -32,7 +32,8 @@ bool framework_state_name_ok(const std::string& name);
 std::shared_ptr<FrameworkReport> framework_report_from_digest(const char* digest, size_t len, size_t max_bytes,
                                                               std::string* why);
 
-// Holds `r` (replacing any report not taken).
+// Holds `r` (replacing a report of the same episode not taken; when four
+// episodes' reports are held, one of them, each slot in turn).
 void framework_report_put(std::shared_ptr<const FrameworkReport> r);
 // The held report for `episode` (0: the framework_oom bundle's), taken.
 std::shared_ptr<const FrameworkReport> framework_report_take(uint64_t episode);

@@ -28,6 +28,7 @@ uint64_t Episodes::on_failure(const FailureInfo& f, uint64_t now_ns, uint64_t li
     if (!watch_locked(opened)) opened = kUnwatched;
     first_ = f;
     first_ns_ = last_ns_ = now_ns;
+    first_live_ = live_on_device;
     held_until_ns_ = 0;
     pending_ = 0;
     recovery_ = Recovery{};
@@ -81,6 +82,22 @@ bool Episodes::expire(uint64_t now_ns, uint64_t episode_ns, bool force, FatalCau
 uint64_t Episodes::open_on(int device) {
   SpinGuard g(lock_);
   return open_ && (device < 0 || first_.device == device) ? open_ : 0;
+}
+
+uint64_t Episodes::close_by_handler(int device, const char* handler, uint32_t tid, uint64_t now_ns,
+                                    uint64_t live_now) {
+  SpinGuard g(lock_);
+  if (!open_ || first_.device != device || !held_until_ns_) return 0;
+  const uint64_t id = open_;
+  recovery_ = Recovery{};
+  recovery_.after_ns = now_ns > first_ns_ ? now_ns - first_ns_ : 0;
+  recovery_.freed_bytes = first_live_ > live_now ? first_live_ - live_now : 0;
+  recovery_.tid = tid;
+  size_t n = 0;
+  for (; handler && handler[n] && n + 1 < Recovery::kHandlerBytes; ++n) recovery_.handler[n] = handler[n];
+  recovery_.handler[n] = '\0';
+  close(Outcome::kRecovered, FatalCause::kNone, 0);
+  return id;
 }
 
 bool Episodes::close_fatal(uint64_t id, FatalCause cause) {
@@ -150,6 +167,7 @@ void Episodes::close(Outcome o, FatalCause cause, int signal) {
     if (w.episode == open_) w = v;
   open_ = 0;
   pending_ = 0;
+  held_until_ns_ = 0;
   if (o == Outcome::kRecovered && counting_) count_recovered();
 }
 
@@ -204,6 +222,7 @@ void Episodes::reset() {
   new (&lock_) SpinLock();
   open_ = 0;
   pending_ = 0;
+  held_until_ns_ = 0;
   for (Verdict& v : closed_) v = Verdict{};
   for (Verdict& v : watched_) v = Verdict{};
   recovered_cleared_ = recovered_total_;

@@ -21,6 +21,11 @@
 //              signal) first;
 //   unknown    until then (and in a bundle whose process died first).
 // Not seen: a retry on another thread, a retry split into smaller requests.
+// The framework's start-up hook (docs/python-hook.md) holds the episode
+// while its out-of-memory hook runs and then closes it fatal (the
+// framework's allocator gave up) or leaves it to a handler of the program
+// that catches the error and retries with less (a trainer's batch-size
+// finder), which closes it recovered when it caught it (close_by_handler).
 //
 // Locking: a spin lock around the episode state, taken only on the failure
 // path, by a thread with a pending request when it allocates, and by the
@@ -45,11 +50,16 @@ const char* outcome_name(Outcome o);  // "unknown", "recovered", "fatal"
 enum class FatalCause : uint8_t { kNone = 0, kNoRetry, kExit, kSignal, kFramework };
 
 struct Recovery {
+  static constexpr size_t kHandlerBytes = 64;
   uint64_t after_ns = 0;     // from the episode's first failure to the successful retry
   uint64_t freed_bytes = 0;  // the device's live bytes at the failure minus just before the retry
-  uint64_t retry_size = 0;
+  uint64_t retry_size = 0;   // 0 with a handler
   HookId retry_api = HookId::kCount;
   uint32_t tid = 0;
+  // The program's handler that caught the framework's error and retries
+  // (close_by_handler: a trainer's batch-size finder), NUL-terminated;
+  // empty when the allocation's own retry succeeded.
+  char handler[kHandlerBytes] = {};
 };
 
 struct Verdict {
@@ -127,6 +137,13 @@ class Episodes {
   // window does not close before until_ns unless the program ends; its word
   // (close_fatal) normally comes first. False when `id` is not the open one.
   bool hold(uint64_t id, uint64_t until_ns);
+  // A handler of the program caught the framework's error and retries with
+  // less (a trainer's batch-size finder): closes the open episode on
+  // `device` as recovered now if a framework's report holds it (hold).
+  // `handler` names it (at most Recovery::kHandlerBytes - 1 bytes kept),
+  // on thread `tid`; live_now is the device's live bytes now. The episode
+  // closed, 0 when none was open and held there.
+  uint64_t close_by_handler(int device, const char* handler, uint32_t tid, uint64_t now_ns, uint64_t live_now);
   // When the open episode expires (monotonic ns), 0 when none is open.
   uint64_t deadline_ns(uint64_t episode_ns);
   // The verdict of episode `id` (unknown while it is open). An episode is
@@ -166,6 +183,7 @@ class Episodes {
   uint64_t open_ = 0;  // the open episode, 0 = none
   FailureInfo first_;  // its first failure
   uint64_t first_ns_ = 0, last_ns_ = 0;
+  uint64_t first_live_ = 0;  // the device's live bytes at its first failure
   uint64_t held_until_ns_ = 0;  // hold(): no expiry before this
   uint32_t pending_ = 0;
   Recovery recovery_;

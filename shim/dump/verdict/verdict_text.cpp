@@ -9,9 +9,13 @@
 namespace gpumemrec {
 
 std::string recovery_phrase(const Recovery& r) {
-  char buf[160];
-  std::snprintf(buf, sizeof buf, "recovered after freeing %s of cache (%.1f ms later)",
-                format_bytes(r.freed_bytes).c_str(), double(r.after_ns) / 1e6);
+  char buf[224];
+  if (r.handler[0])
+    std::snprintf(buf, sizeof buf, "recovered: %s caught the error and retries with less (%.1f ms later)",
+                  r.handler, double(r.after_ns) / 1e6);
+  else
+    std::snprintf(buf, sizeof buf, "recovered after freeing %s of cache (%.1f ms later)",
+                  format_bytes(r.freed_bytes).c_str(), double(r.after_ns) / 1e6);
   return buf;
 }
 

@@ -8,7 +8,9 @@
 
 namespace gpumemrec {
 
-// "recovered after freeing 3.20 GiB of cache (12.3 ms later)"
+// "recovered after freeing 3.20 GiB of cache (12.3 ms later)", or with a
+// handler "recovered: accelerate find_executable_batch_size caught the error
+// and retries with less (4.1 ms later)"
 std::string recovery_phrase(const Recovery& r);
 // The sentence of metadata.json's outcome_detail.
 std::string outcome_detail(const Verdict& v, uint64_t episode_ms);

@@ -132,8 +132,9 @@ model::Recovery model_recovery(const Recovery& r) {
   m.after_ms = double(r.after_ns) / 1e6;
   m.freed_bytes = r.freed_bytes;
   m.retry_size = r.retry_size;
-  m.retry_api = hook_name(r.retry_api);
+  m.retry_api = r.retry_api == HookId::kCount ? "" : hook_name(r.retry_api);
   m.thread_id = r.tid;
+  m.handler = r.handler;
   return m;
 }
 

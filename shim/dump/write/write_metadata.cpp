@@ -145,6 +145,9 @@ void write_recovery(JsonWriter& w, const model::Recovery& r) {
   w.Key(key::kRetrySize); w.Uint64(r.retry_size);
   w.Key(key::kRetryApi); w.String(r.retry_api);
   w.Key(key::kThreadId); w.Uint(r.thread_id);
+  w.Key(key::kHandler);
+  if (r.handler.empty()) w.Null();
+  else w.String(r.handler);
   w.EndObject();
 }
 

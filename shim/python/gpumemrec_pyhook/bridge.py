@@ -3,7 +3,8 @@
 gpumemrec_framework_oom(digest, digest_len, state_name, state, state_len)
 and gpumemrec_framework_oom_begin(device) are exported by the preloaded library (shim/dump/framework_oom.cpp), so it is
 in the process's global scope: ctypes.CDLL(None) finds it. The bytes are
-copied before it returns.
+copied before it returns. gpumemrec_framework_recovered
+(shim/dump/framework_verdict.cpp): a trainer's handler caught the error.
 """
 import sys
 
@@ -56,3 +57,15 @@ def report(digest, state_name, state):
     text = json.dumps(digest, separators=(",", ":")).encode()
     state = state or b""
     return fn(text, len(text), state_name.encode(), state, len(state))
+
+
+def recovered(device, handler):
+    """`handler` caught the out-of-memory error on `device` on this thread and
+    retries (gpumemrec_framework_recovered): 0 when that closed the held
+    episode there as recovered, -1 when it was decided already."""
+    import ctypes
+
+    fn = ctypes.CDLL(None).gpumemrec_framework_recovered
+    fn.restype = ctypes.c_int
+    fn.argtypes = [ctypes.c_int, ctypes.c_char_p]
+    return fn(int(device), handler.encode())

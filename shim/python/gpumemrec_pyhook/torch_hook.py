@@ -21,8 +21,11 @@ Sources read (pytorch/pytorch):
 The digest (framework.json) is torch_digest.py's; the exit handler
 (torch_exit.py) is installed from here. Imports go one way: torch_hook ->
 torch_exit -> torch_digest.
+A trainer's handler that will catch the error and retry (trainer_retry.py)
+is named in the digest.
 """
 import os
+import sys
 
 from . import bridge, torch_digest
 
@@ -67,24 +70,33 @@ def _on_cuda_init():
 
 
 def _observer(device, alloc, device_total, device_free):
+    # The Python frame that called into PyTorch; None on a thread that runs
+    # no Python (the autograd engine's device thread).
+    caller = sys._getframe().f_back
     # First: the episode must not close on its window while the walk runs.
     bridge.guarded(bridge.begin, device)
-    bridge.guarded(_report, device, alloc, device_total, device_free)
+    bridge.guarded(_report, device, alloc, device_total, device_free, caller)
 
 
-def _report(device, alloc, device_total, device_free):
+def _report(device, alloc, device_total, device_free, caller):
     import pickle
     import time
 
     import torch
 
+    from . import trainer_retry
+
+    found = bridge.guarded(trainer_retry.find, caller)
     started = time.monotonic_ns()
     snapshot = torch.cuda.memory._snapshot()
     digest = torch_digest.full_digest(torch, snapshot, device, alloc, device_total, device_free, "oom")
     torch_digest.mark_walk(digest, started)
+    if found:
+        digest["retry_handler"] = found.handler.name
     try:
         state = pickle.dumps(snapshot, protocol=4)  # memory_viz refuses protocol 5
     except Exception as exc:
         bridge.warn_once("the allocator snapshot could not be pickled: %s" % exc)
         state = b""
-    bridge.report(digest, "framework_state.pickle", state)
+    if bridge.report(digest, "framework_state.pickle", state) == 0 and found:
+        trainer_retry.await_catch(device, found)

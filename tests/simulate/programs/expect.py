@@ -5,6 +5,7 @@ torch.cuda.memory._snapshot() reports it: a block may be larger than its
 request where c10 left a remainder unsplit), and PyTorch's own counters
 (torch.cuda.memory_allocated / reserved / max_memory_*)."""
 import json
+import os
 import sys
 
 import torch
@@ -55,3 +56,38 @@ def counters():
 def say(**values):
     sys.stdout.write("EXPECT %s\n" % json.dumps(values, sort_keys=True))
     sys.stdout.flush()
+
+
+def user_frame(exc):
+    """The innermost frame of the error's traceback in this folder's
+    programs (the user's own code, as opposed to the installed trainer's):
+    (file name, line, function)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    found = None
+    tb = exc.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if os.path.dirname(os.path.abspath(code.co_filename)) == here:
+            found = (os.path.basename(code.co_filename), tb.tb_lineno, code.co_name)
+        tb = tb.tb_next
+    return found
+
+
+def role_counts(model, optimizer):
+    """weights, gradients and optimizer_state as the roles walk names them
+    (docs/python-hook.md): the module's parameters and buffers, their .grad,
+    the tensors of the optimizer's state."""
+    blocks = allocator_blocks()
+    params = list(model.parameters()) + list(model.buffers())
+    state = [v for s in optimizer.state.values() for v in s.values() if torch.is_tensor(v)]
+    return {
+        "weights": block_bytes(params, blocks)[0],
+        "gradients": block_bytes([p.grad for p in model.parameters()], blocks)[0],
+        "optimizer_state": block_bytes(state, blocks)[0],
+    }
+
+
+def say_oom(exc, model, optimizer, **extra):
+    """At a caught out-of-memory error, before it goes on: the program's own
+    count by role, PyTorch's counters and where it failed."""
+    say(user_frame=user_frame(exc), **role_counts(model, optimizer), **counters(), **extra)

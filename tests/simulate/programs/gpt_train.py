@@ -151,4 +151,5 @@ def main():
         where=where, batch=batch, observer_on_main=observed, segments=segments(), **counters())
 
 
-main()
+if __name__ == "__main__":
+    main()

@@ -298,6 +298,36 @@ TEST(Episodes, AHoldEndsWithoutTheFrameworksWord) {
   EXPECT_EQ(e.verdict(b).cause, FatalCause::kExit);
 }
 
+// A trainer's handler caught the framework's error and retries with less:
+// recovered, named, with the bytes freed since the first failure. Only an
+// episode the framework's report holds, on that device.
+TEST(Episodes, AHandlerThatCaughtTheErrorRecoversTheHeldEpisode) {
+  Episodes e;
+  PendingRequest t1{};
+  const uint64_t id = e.on_failure(failure(0, 64, 1), 1000, 500, kWindow, &t1);
+  EXPECT_EQ(e.close_by_handler(0, "h", 7, 1100, 300), 0u);  // not held: no framework report
+  ASSERT_TRUE(e.hold(id, 1000 + 50 * kWindow));
+  EXPECT_EQ(e.close_by_handler(1, "h", 7, 1100, 300), 0u);  // another device
+  const std::string longer(100, 'x');                       // kept to Recovery::kHandlerBytes - 1
+  EXPECT_EQ(e.close_by_handler(0, longer.c_str(), 7, 1200, 300), id);
+  const Verdict v = e.verdict(id);
+  EXPECT_EQ(v.outcome, Outcome::kRecovered);
+  EXPECT_EQ(v.recovery.tid, 7u);
+  EXPECT_EQ(v.recovery.after_ns, 200u);
+  EXPECT_EQ(v.recovery.freed_bytes, 200u);
+  EXPECT_EQ(v.recovery.retry_size, 0u);
+  EXPECT_EQ(std::string(v.recovery.handler), longer.substr(0, Recovery::kHandlerBytes - 1));
+  EXPECT_EQ(e.close_by_handler(0, "h", 7, 1300, 300), 0u);  // decided already
+  EXPECT_EQ(e.recovered().count, 1u);                       // counted like any recovered episode
+  // The next episode is not held: a late catch does not decide it.
+  PendingRequest t2{};
+  const uint64_t other = e.on_failure(failure(0, 64, 2), 2000, 500, kWindow, &t2);
+  EXPECT_EQ(e.close_by_handler(0, "h", 7, 2001, 300), 0u);
+  // Recovered by a retry of the same size: no handler named.
+  ASSERT_TRUE(e.on_success(&t2, 2, HookId::cudaMalloc, 0, 64, 2002, 400));
+  EXPECT_EQ(e.verdict(other).recovery.handler[0], '\0');
+}
+
 // The opener's freeze ran on the program's thread for longer than the window:
 // the window counts from the call's return, so exit at once is `exited`, not
 // `no retry` (the e2e exit_big_live_set saw that on a loaded machine).

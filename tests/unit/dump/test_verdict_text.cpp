@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <cstdio>
+
 using namespace gpumemrec;
 
 TEST(VerdictText, RecoveryPhrase) {
@@ -15,6 +17,11 @@ TEST(VerdictText, RecoveryPhrase) {
   r.freed_bytes = 0;
   r.after_ns = 0;
   EXPECT_EQ(recovery_phrase(r), "recovered after freeing 0 B of cache (0.0 ms later)");
+  // A trainer's handler caught the error (Episodes::close_by_handler).
+  std::snprintf(r.handler, sizeof r.handler, "%s", "accelerate's find_executable_batch_size");
+  r.after_ns = 4100000;
+  EXPECT_EQ(recovery_phrase(r),
+            "recovered: accelerate's find_executable_batch_size caught the error and retries with less (4.1 ms later)");
 }
 
 TEST(VerdictText, EveryOutcomeHasItsSentence) {
