@@ -60,14 +60,15 @@ def say(**values):
 
 def user_frame(exc):
     """The innermost frame of the error's traceback in this folder's
-    programs (the user's own code, as opposed to the installed trainer's):
-    (file name, line, function)."""
+    programs or the model they share (examples/train_gpt.py): the user's own
+    code, as opposed to the installed trainer's: (file name, line, function)."""
     here = os.path.dirname(os.path.abspath(__file__))
+    mine = {here, os.path.normpath(os.path.join(here, "..", "..", "..", "examples"))}
     found = None
     tb = exc.__traceback__
     while tb is not None:
         code = tb.tb_frame.f_code
-        if os.path.dirname(os.path.abspath(code.co_filename)) == here:
+        if os.path.dirname(os.path.abspath(code.co_filename)) in mine:
             found = (os.path.basename(code.co_filename), tb.tb_lineno, code.co_name)
         tb = tb.tb_next
     return found
