@@ -17,7 +17,7 @@ from gpumemrec._native import CommandError, command
 # `gpumemrec run` options that take a value (tools/cmd_run.cpp, add_run);
 # tests/wheel/wheel_test.py checks this list against `gpumemrec run --help`.
 RUN_VALUE_OPTIONS = {"--dir", "--ring-events", "--stack-depth", "--episode-ms", "--max-dumps", "--max-total-mb",
-                     "--log-level", "--limit", "--fail-after", "--dump-signal", "--library"}
+                     "--log-level", "--limit", "--fail-after", "--dump-signal", "--library", "--simulate"}
 
 
 def python_program(words):

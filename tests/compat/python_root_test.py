@@ -28,7 +28,8 @@ def stage(root, build):
     shutil.rmtree(work, ignore_errors=True)
     shutil.copytree(os.path.join(HERE, "..", "python"), os.path.join(work, "python"),
                     ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copytree(os.path.join(build, "tests", "fakes"), os.path.join(work, "fakes"), symlinks=True,
+    # symlinks=False: the fakes are links to the simulated libraries (build/bin/simulate), by absolute path.
+    shutil.copytree(os.path.join(build, "tests", "fakes"), os.path.join(work, "fakes"), symlinks=False,
                     ignore=shutil.ignore_patterns("CMakeFiles", "*.cmake", "Makefile", "*.a"))
     shutil.copy(os.path.join(build, "bin", "libgpumemrec.so"), work)
     shutil.copy(os.path.join(build, "tests", "python", "libgmr_native_thread.so"), work)
