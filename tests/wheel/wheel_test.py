@@ -232,6 +232,36 @@ def install_and_run(a):
         sys.stdout.write(out)
         check(rc == 0, "read_bundle.py %s: rc=%d\n%s" % (b, rc, err[-1500:]))
     check_parquet_python(gmr, b1, venv, env)
+    check_simulate(py, venv, env)
+
+
+# A program that asks the driver (loaded by name, as a CUDA program does)
+# how many cards it has and the first one's name.
+DRIVER_PROBE = r"""
+import ctypes
+cu = ctypes.CDLL("libcuda.so.1")
+n, dev, name = ctypes.c_int(), ctypes.c_int(), ctypes.create_string_buffer(128)
+assert cu.cuInit(0) == 0 and cu.cuDeviceGetCount(ctypes.byref(n)) == 0
+assert cu.cuDeviceGet(ctypes.byref(dev), 0) == 0 and cu.cuDeviceGetName(name, 128, dev) == 0
+print("%d x %s" % (n.value, name.value.decode()))
+"""
+
+
+def check_simulate(py, venv, env):
+    """The wheel carries the simulated cards: python -m gpumemrec run
+    --simulate finds them beside its own library (no fakes on the path), and
+    a bad card name is one line and exit 2."""
+    env = {k: v for k, v in env.items() if k not in ("LD_LIBRARY_PATH", "GMR_CUDART", "FAKEGPU_CAPACITY")}
+    d = os.path.join(venv, "d-sim")
+    rc, out, err = run([py, "-m", "gpumemrec", "run", "--simulate", "h100-80gb:2", "--dir", d, "--", py, "-c",
+                        DRIVER_PROBE], env=env, cwd=venv)
+    check(rc == 0 and out.strip() == "2 x NVIDIA H100 80GB HBM3",
+          "python -m gpumemrec run --simulate h100-80gb:2: rc=%d %r %s" % (rc, out, err[-500:]))
+    rc, out, err = run([py, "-m", "gpumemrec", "run", "--simulate", "h100", "--dir", d, "--", py, "-c",
+                        "print('started')"], env=env, cwd=venv)
+    check(rc == 2 and "started" not in out and len(err.strip().splitlines()) == 1 and "no such simulated card" in err,
+          "--simulate h100 (no such card): rc=%d %r %r" % (rc, out, err))
+    print("ok: the wheel's simulated cards (python -m gpumemrec run --simulate)")
 
 
 def check_parquet_python(gmr, bundle, venv, env):
