@@ -54,6 +54,9 @@ echo "== tests"
 # Timing checks (label perf) are benchmarks, not tests: `ctest -L perf` runs them.
 (cd build && ctest -j"$JOBS" -LE perf --output-on-failure --timeout 300)
 
+# The end-to-end suite under ASan+UBSan and TSan, and each fuzz target for
+# 30 s: the unit suites under the sanitizers are `scripts/sanitizers.sh`
+# (SANITIZER_SCOPE=full), a command of its own (docs/reliability.md).
 if [ "$QUICK" = 0 ] && [ -x scripts/sanitizers.sh ]; then
-  scripts/sanitizers.sh
+  SANITIZER_SCOPE=${SANITIZER_SCOPE:-e2e} FUZZ_SECONDS=${FUZZ_SECONDS:-30} scripts/sanitizers.sh
 fi
