@@ -21,8 +21,8 @@ sizes, measured), plus NCCL's 484 MiB: 1010 MiB lets the forward through and
 not the backward, after PyTorch has freed its cache and retried.
 
 With `killed` instead of a world size: two ranks, rank 1 killed by SIGKILL
-after its forward pass while rank 0 (device 0 limited) runs out of memory in
-its backward: rank 0's bundle is complete (torchrun ends rank 0 with SIGTERM
+after its forward pass once rank 0 (device 0 limited) has begun its
+out-of-memory bundle in its backward: rank 0's bundle is complete (torchrun ends rank 0 with SIGTERM
 once it sees rank 1 die; a bundle being written then is finished first:
 docs/reliability.md, "The exit wait"), and `gpumemrec report` reads it.
 
@@ -71,13 +71,15 @@ def run_job(bindir, world, work, limit="1:1010MiB", extra=()):
                LD_PRELOAD=":".join([os.path.join(bindir, "libgpumemrec.so")] + [os.path.join(sim, l) for l in libs]))
     venv = frameworks_venv.python_or_skip()
     torchrun = os.path.join(os.path.dirname(venv), "torchrun")
-    p = subprocess.run([torchrun, "--standalone", "--nproc-per-node", str(world), PROGRAM, "1"] + list(extra), env=env,
-                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, timeout=900)
+    out = os.path.join(work, "counts")
+    os.makedirs(out)
+    p = subprocess.run([torchrun, "--standalone", "--nproc-per-node", str(world), PROGRAM, out, "1"] + list(extra),
+                       env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, timeout=900)
     counts = {}
-    for line in p.stdout.splitlines():
-        if line.startswith("counts "):
-            c = json.loads(line[len("counts "):])
-            counts.setdefault(c["rank"], {}).update(c)
+    for name in os.listdir(out):
+        if name.endswith(".json"):
+            c = load(os.path.join(out, name))
+            counts[c["rank"]] = c
     check(p.returncode != 0, "torchrun reports the failed rank (exit %d)" % p.returncode)
     if "CUDA out of memory" not in p.stdout:
         print(p.stdout[-3000:])

@@ -1,16 +1,23 @@
 """A small decoder-only transformer trained with AdamW by every rank of a
 torchrun job on simulated GPUs (test_torchrun.py runs it): FSDP2
-(fully_shard on each block and the whole model). Each rank prints its own
-counts as JSON: parameter and optimizer bytes by shard, so the test checks
-the bundle's roles against the program's own arithmetic.
+(fully_shard on each block and the whole model). Each rank writes its own
+counts as JSON to OUT_DIR/counts-RANK.json (a file per rank: the ranks'
+lines on torchrun's shared stdout can interleave): its pid, parameter and
+optimizer bytes by shard, so the test checks the bundle's roles against the
+program's own arithmetic.
 
-Usage (under torchrun): train_ranks.py STEPS [KILLED_RANK]
-  KILLED_RANK: that rank kills itself (SIGKILL) after its forward pass.
+Usage (under torchrun): train_ranks.py OUT_DIR STEPS [KILLED_RANK]
+  KILLED_RANK: after its forward pass, that rank waits until rank 0 has
+  started an out-of-memory bundle (a directory with rank 0's pid in its name
+  appears in GPUMEMREC_DIR), then kills itself (SIGKILL): torchrun then ends
+  rank 0 with SIGTERM while its bundle is being written or just after, never
+  before it began, however the two processes are scheduled.
 """
 import json
 import os
 import signal
 import sys
+import time
 
 import torch
 import torch.distributed as dist
@@ -63,13 +70,35 @@ def local_bytes(tensors):
     return sum(blocks.get(p, 0) for p in ptrs)
 
 
+def write_counts(out, counts):
+    path = os.path.join(out, "counts-%d.json" % counts["rank"])
+    with open(path + ".tmp", "w") as f:
+        json.dump(counts, f)
+    os.replace(path + ".tmp", path)
+
+
+def wait_for_rank0_bundle(out, timeout=600):
+    """Until a bundle directory of rank 0 (its pid in the name, the
+    temporary one or the finished one) is in GPUMEMREC_DIR."""
+    dumps, deadline = os.environ["GPUMEMREC_DIR"], time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with open(os.path.join(out, "counts-0.json")) as f:
+                tag = "_%d_" % json.load(f)["pid"]
+            if any(tag in name for name in os.listdir(dumps)):
+                return
+        except (OSError, ValueError):
+            pass
+        time.sleep(0.01)
+
+
 MODEL = OPT = None  # kept to the end: the exit bundle's roles walk sees them
 
 
 def main():
     global MODEL, OPT
-    steps = int(sys.argv[1])
-    killed = int(sys.argv[2]) if len(sys.argv) > 2 else -1
+    out, steps = sys.argv[1], int(sys.argv[2])
+    killed = int(sys.argv[3]) if len(sys.argv) > 3 else -1
     local = int(os.environ["LOCAL_RANK"])
     torch.cuda.set_device(local)
     dist.init_process_group("nccl", device_id=torch.device("cuda", local))
@@ -79,14 +108,15 @@ def main():
     fully_shard(model)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
     MODEL, OPT = model, opt
-    counts = {"rank": dist.get_rank(), "world_size": dist.get_world_size(),
+    counts = {"rank": dist.get_rank(), "world_size": dist.get_world_size(), "pid": os.getpid(),
               "weights": local_bytes(model.parameters())}
-    print("counts " + json.dumps(counts), flush=True)
+    write_counts(out, counts)
     for _ in range(steps):
         ids = torch.randint(0, VOCAB, (BATCH, SEQ), device="cuda")
         loss = torch.nn.functional.cross_entropy(model(ids).flatten(0, 1), ids.flatten())
         counts["allocated_forward"] = torch.cuda.max_memory_allocated()
         if dist.get_rank() == killed:
+            wait_for_rank0_bundle(out)
             os.kill(os.getpid(), signal.SIGKILL)
         torch.cuda.reset_peak_memory_stats()
         loss.backward()
@@ -97,7 +127,7 @@ def main():
         opt.zero_grad()
     state = [v for s in opt.state.values() for v in s.values() if torch.is_tensor(v)]
     counts["optimizer_state"] = local_bytes(state)
-    print("counts " + json.dumps(counts), flush=True)
+    write_counts(out, counts)
     dist.destroy_process_group()
 
 
