@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "shim/dump/dump_slot.h"
 #include "shim/dump/exit_wait.h"
 #include "shim/dump/writer_thread.h"
 
@@ -46,7 +47,10 @@ bool program_handles(int i) {
 void handler(int sig, siginfo_t* info, void*) {
   const int saved = errno;
   const int i = index_of(sig);
-  if (!writer_is_this_thread()) {
+  // Not on a thread that is writing: the writer thread, or one writing a
+  // bundle itself (it blocks SIGTERM meanwhile: a fault of its own, which
+  // it can never wait for).
+  if (!writer_is_this_thread() && !dump_slot_held_by_this_thread()) {
     int none = 0;
     g_signal.compare_exchange_strong(none, sig, std::memory_order_acq_rel);
     writer_wake();

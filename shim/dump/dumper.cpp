@@ -1,5 +1,7 @@
 #include "shim/dump/dumper.h"
 
+#include <pthread.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
@@ -288,9 +290,40 @@ bool freeze_for_writer(Recorder* r, const FailureInfo& f, uint64_t episode) {
   return run_job(set, false);
 }
 
+// While this thread writes a bundle itself (signal, exit and framework
+// dumps), a SIGTERM waits for the bundle, as it waits for the writer
+// thread's (crash_wait.h): blocked on this thread, so that a process-
+// directed SIGTERM goes to another thread, whose crash-wait handler waits
+// while the bundle makes progress, or (one thread) stays pending; when the
+// bundle is done the mask is restored and a pending SIGTERM ends the process
+// as it would have. Found: torchrun's SIGTERM to ranks writing their exit
+// bundles left empty .tmp- directories (simulate.torchrun_fsdp2_ws4).
+class InlineDumpTermWait {
+ public:
+  InlineDumpTermWait() {
+    sigset_t term;
+    sigemptyset(&term);
+    sigaddset(&term, SIGTERM);
+    masked_ = pthread_sigmask(SIG_BLOCK, &term, &old_) == 0;
+    crash_wait_arm(nothing_being_written);
+  }
+  ~InlineDumpTermWait() {
+    crash_wait_disarm(writer_busy_now);  // the writer thread's own work keeps the handlers
+    if (masked_) pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  }
+  InlineDumpTermWait(const InlineDumpTermWait&) = delete;
+  InlineDumpTermWait& operator=(const InlineDumpTermWait&) = delete;
+
+ private:
+  static bool writer_busy_now() { return writer_busy(); }
+  sigset_t old_;
+  bool masked_ = false;
+};
+
 // Signal and exit dumps, written by the calling thread, which holds the slot
 // (and so the inline set, freeze.h).
 bool freeze_and_write_here(Recorder* r, DumpReason reason) {
+  InlineDumpTermWait term_waits;
   // A destroyed context's entries leave the live set before any bundle but
   // the exit bundle, "what the program never freed" (device_reset.h).
   if (reason != DumpReason::kExit) apply_device_resets(-1);

@@ -18,7 +18,7 @@ import tempfile
 import threading
 import time
 
-from gm_e2e import (BUILD, PRELOAD_PREFIX, RUN_TIMEOUT_S, TOOL, Bundle, base_env, check, main, normalized,
+from gm_e2e import (BUILD, PRELOAD_PREFIX, RUN_TIMEOUT_S, TOOL, Bundle, Failure, base_env, check, main, normalized,
                     preload_env, program, run)
 
 HARD = os.path.join(BUILD, "tests", "hardening")
@@ -727,7 +727,45 @@ def exit_big_live_set():
     check(live >= BIG_LIVE, "%d live allocations in the bundle, the program made %d" % (live, BIG_LIVE))
 
 
+def term_during_exit_dump():
+    """SIGTERM while the exit bundle (GPUMEMREC_DUMP_AT_EXIT=1) is being
+    written by the exiting thread itself, as torchrun sends it to the ranks
+    that are still ending when one rank fails (found by
+    simulate.torchrun_fsdp2_ws4: empty .tmp- directories left). The signal
+    waits for the bundle (blocked on the writing thread, delivered when it is
+    done), so the program still dies of it, as it would have, and the exit
+    bundle is complete. A bigger live set if the directory was not caught."""
+    for live in ("20000", "60000", "150000"):
+        p, dumpdir = start([hard("after_oom"), "exit", "0", "none", live], dict(NO_LEDGER, GPUMEMREC_DUMP_AT_EXIT="1"))
+        watchdog = threading.Timer(KILL_AFTER_LIMIT_S, p.kill)
+        watchdog.start()
+        try:
+            sent = False
+            while p.poll() is None and not sent:
+                names = os.listdir(dumpdir) if os.path.isdir(dumpdir) else []
+                if any(n.startswith("oom_dump_") for n in names) and any(n.startswith(".tmp") for n in names):
+                    p.send_signal(signal.SIGTERM)  # the exit bundle's directory is there: it is being written
+                    sent = True
+                time.sleep(0.001)
+            out, err = p.communicate(timeout=RUN_TIMEOUT_S)
+        finally:
+            watchdog.cancel()
+        if sent:
+            break
+    else:
+        raise Failure("the exit bundle was never caught being written: rc %d\n%s" % (p.returncode, err[-1500:]))
+    check(p.returncode == -signal.SIGTERM, "status %d (expected the SIGTERM)\n%s" % (p.returncode, err[-1500:]))
+    names = sorted(os.listdir(dumpdir))
+    check(not [n for n in names if n.startswith(".tmp")], "temporary directory left: %s" % names)
+    bundles = {Bundle(os.path.join(dumpdir, n)).manifest["reason"]: n for n in names}
+    check(sorted(bundles) == ["exit", "oom"], "expected an out-of-memory and an exit bundle: %s" % names)
+    if "exit" in bundles:
+        Bundle(os.path.join(dumpdir, bundles["exit"])).check_well_formed()
+    print("term_during_exit_dump: caught with %s live allocations" % live)
+
+
 CASES = {
+    "term_during_exit_dump": term_during_exit_dump,
     "recover_minute": recover_minute, "recover_threads": recover_threads, "recover_keep": recover_keep,
     "recover_bogus": recover_bogus, "burst_then_fatal": burst_then_fatal,
     "burst_keep_retention": burst_keep_retention,
