@@ -1,13 +1,17 @@
 // The collectives and point-to-point calls, group calls and reduction ops.
 // Nothing is computed and nothing waits for the other ranks (kernels are not
 // run on a simulated card): a call checks its arguments as NCCL's argcheck.cc
-// does, makes the connections it needs (comm.h connect), and returns.
+// does, makes the connections it needs (comm.h connect), leaves in small
+// buffers what it would if every rank sent what this one sent
+// (symmetric_data.h), and returns.
 #include <mutex>
 #include <set>
+#include <string>
 #include <tuple>
 #include <vector>
 
 #include "nccl/collectives.h"
+#include "nccl/symmetric_data.h"
 
 namespace sim::nccl {
 namespace {
@@ -103,6 +107,17 @@ ncclResult_t p2p(const char* fn, const void* buf, size_t count, ncclDataType_t t
   return need(comm, kind, peer);
 }
 
+// The data shape of a collective, by its API name (coll_api.cpp).
+Coll coll_of(const char* fn) {
+  const std::string f(fn);
+  if (f == "AllReduce") return Coll::AllReduce;
+  if (f == "Reduce") return Coll::Reduce;
+  if (f == "Broadcast" || f == "Bcast") return Coll::Broadcast;
+  if (f == "AllGather") return Coll::AllGather;
+  if (f == "ReduceScatter") return Coll::ReduceScatter;
+  return Coll::Other;
+}
+
 }  // namespace
 
 ncclResult_t group_start() {
@@ -138,12 +153,17 @@ bool destroy_op(ncclRedOp_t op, ncclComm* comm) {
 
 ncclResult_t run_collective(const char* fn, const void* send, void* recv, size_t count, ncclDataType_t type, int op,
                             int root, ncclComm* comm, bool needs_send) {
-  return collective(fn, send, recv, count, type, op, root, comm, needs_send);
+  const ncclResult_t rc = collective(fn, send, recv, count, type, op, root, comm, needs_send);
+  if (rc == ncclSuccess) symmetric_result(coll_of(fn), send, recv, count, type, op, root, comm->rank, comm->nranks);
+  return rc;
 }
 
 ncclResult_t run_p2p(const char* fn, const void* buf, size_t count, ncclDataType_t type, int peer, ncclComm* comm,
                      bool send) {
-  return p2p(fn, buf, count, type, peer, comm, send ? kSend : kRecv);
+  const ncclResult_t rc = p2p(fn, buf, count, type, peer, comm, send ? kSend : kRecv);
+  if (rc == ncclSuccess && !send)
+    symmetric_result(Coll::Other, nullptr, const_cast<void*>(buf), count, type, -1, -1, comm->rank, comm->nranks);
+  return rc;
 }
 
 ncclResult_t run_all_to_all(const char* fn, const void* send, void* recv, size_t count, ncclDataType_t type,
@@ -151,7 +171,11 @@ ncclResult_t run_all_to_all(const char* fn, const void* send, void* recv, size_t
   if (ncclResult_t rc = check_comm(comm, fn)) return rc;
   if (ncclResult_t rc = check_type_op(comm, fn, type, -1)) return rc;
   if (ncclResult_t rc = check_buffers(comm, fn, send, recv, count, true, true)) return rc;
-  return count == 0 ? ncclSuccess : all_peers(comm, true, true);
+  if (count == 0) return ncclSuccess;
+  const ncclResult_t rc = all_peers(comm, true, true);
+  if (rc == ncclSuccess)
+    symmetric_result(Coll::Other, nullptr, recv, count * comm->nranks, type, -1, -1, comm->rank, comm->nranks);
+  return rc;
 }
 
 // Gather: every rank sends to the root, which receives from all; Scatter the
@@ -164,8 +188,11 @@ ncclResult_t run_rooted(const char* fn, const void* send, void* recv, size_t cou
   const bool is_root = comm->rank == root;
   if (ncclResult_t rc = check_buffers(comm, fn, send, recv, count, gather || is_root, !gather || is_root)) return rc;
   if (count == 0) return ncclSuccess;
-  if (!is_root) return need(comm, gather ? kSend : kRecv, root);
-  return all_peers(comm, !gather, gather);
+  const ncclResult_t rc = is_root ? all_peers(comm, !gather, gather) : need(comm, gather ? kSend : kRecv, root);
+  if (rc == ncclSuccess && (is_root || !gather))  // what it receives: the root's gather, every rank's scatter
+    symmetric_result(Coll::Other, nullptr, recv, gather ? count * comm->nranks : count, type, -1, -1, comm->rank,
+                     comm->nranks);
+  return rc;
 }
 
 }  // namespace sim::nccl

@@ -1,11 +1,13 @@
 // Copies and fills. Device memory is address space only (docs/simulate.md):
 // a copy into it or a fill of it is dropped, a copy out of it gives zeros, a
 // copy between host buffers is made. So a program's `.item()` and other
-// reads of device values see 0.
+// reads of what kernels computed see 0. A small copy or fill is kept until
+// the next kernel launch and read back meanwhile (kept_bytes.h).
 #include <cstdint>
 #include <cstring>
 
 #include "runtime/internal.h"
+#include "runtime/kept_bytes.h"
 
 namespace rt {
 namespace {
@@ -26,12 +28,16 @@ bool on_device(const void* p, cudaMemcpyKind kind, bool is_dst) {
 
 // One row of `width` bytes.
 void copy_row(void* dst, const void* src, size_t width, cudaMemcpyKind kind) {
-  if (on_device(dst, kind, true)) return;           // into device memory: dropped
-  if (on_device(src, kind, false)) {                // out of device memory: zeros
-    memset(dst, 0, width);
-    return;
-  }
-  memmove(dst, src, width);
+  const uintptr_t d = reinterpret_cast<uintptr_t>(dst), s = reinterpret_cast<uintptr_t>(src);
+  const bool into = on_device(dst, kind, true), out_of = on_device(src, kind, false);
+  if (into && out_of)
+    kept::copy(d, s, width);
+  else if (into)
+    kept::write(d, src, width);  // kept when small, else dropped
+  else if (out_of)
+    kept::read(dst, s, width);   // zeros, or what a small copy left there
+  else
+    memmove(dst, src, width);
 }
 
 cudaError_t copy(void* dst, const void* src, size_t count, cudaMemcpyKind kind) {
@@ -54,12 +60,15 @@ cudaError_t copy_2d(void* dst, size_t dpitch, const void* src, size_t spitch, si
   return cudaSuccess;
 }
 
-// A fill: of device memory, dropped; of other memory (managed memory the
-// host cannot touch here is device memory too), refused as the runtime does.
-cudaError_t fill(void* p, size_t count) {
-  if (count == 0) return cudaSuccess;
+// A fill of `height` rows of `width` bytes, `pitch` apart: of device memory,
+// kept when small (kept_bytes.h); of other memory (managed memory the host
+// cannot touch here is device memory too), refused as the runtime does.
+cudaError_t fill(void* p, int value, size_t width, size_t pitch = 0, size_t height = 1) {
+  if (width == 0 || height == 0) return cudaSuccess;
   if (cudaError_t e = ensure_ctx()) return record(e);
   if (where(p) != Where::Device) return record(cudaErrorInvalidValue);
+  for (size_t r = 0; r < height; ++r)
+    kept::fill(reinterpret_cast<uintptr_t>(p) + r * pitch, static_cast<unsigned char>(value), width);
   return cudaSuccess;
 }
 
@@ -114,13 +123,15 @@ SIM_EXPORT cudaError_t CUDARTAPI cudaMemcpyToSymbolAsync(const void* symbol, con
   return cudaMemcpyToSymbol(symbol, src, count, offset, kind);
 }
 
-SIM_EXPORT cudaError_t CUDARTAPI cudaMemset(void* devPtr, int value, size_t count) { return rt::fill(devPtr, count); }
+SIM_EXPORT cudaError_t CUDARTAPI cudaMemset(void* devPtr, int value, size_t count) {
+  return rt::fill(devPtr, value, count);
+}
 
 SIM_EXPORT cudaError_t CUDARTAPI cudaMemsetAsync(void* devPtr, int value, size_t count, cudaStream_t stream) {
-  return rt::fill(devPtr, count);
+  return rt::fill(devPtr, value, count);
 }
 
 SIM_EXPORT cudaError_t CUDARTAPI cudaMemset2DAsync(void* devPtr, size_t pitch, int value, size_t width,
                                                    size_t height, cudaStream_t stream) {
-  return rt::fill(devPtr, width == 0 || height == 0 ? 0 : pitch * (height - 1) + width);
+  return rt::fill(devPtr, value, width, pitch, height);
 }

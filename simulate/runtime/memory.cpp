@@ -11,6 +11,7 @@
 
 #include "core/ledger.h"
 #include "runtime/internal.h"
+#include "runtime/kept_bytes.h"
 
 namespace rt {
 namespace {
@@ -56,6 +57,16 @@ std::map<uintptr_t, Pinned>::iterator pinned_range(uintptr_t p) {
   return p < it->first + (it->second.len == 0 ? 1 : it->second.len) ? it : g_host->end();
 }
 
+// What small copies kept in an allocation goes with it (kept_bytes.h): the
+// range, asked of the driver before the free, reads as zeros.
+void forget_kept(void* p) {
+  size_t size = 0;
+  if (kept::empty() || g_drv.cuPointerGetAttribute == nullptr) return;
+  if (g_drv.cuPointerGetAttribute(&size, CU_POINTER_ATTRIBUTE_RANGE_SIZE, reinterpret_cast<uintptr_t>(p)) ==
+      CUDA_SUCCESS)
+    kept::forget(reinterpret_cast<uintptr_t>(p), size);
+}
+
 }  // namespace
 
 bool is_pinned(const void* p) {
@@ -91,6 +102,7 @@ SIM_EXPORT cudaError_t CUDARTAPI cudaMalloc(void** devPtr, size_t size) {
 SIM_EXPORT cudaError_t CUDARTAPI cudaFree(void* devPtr) {
   if (cudaError_t e = ensure_ctx()) return record(e);
   if (devPtr == nullptr) return cudaSuccess;
+  rt::forget_kept(devPtr);
   return record(map_drv(g_drv.cuMemFree(reinterpret_cast<uintptr_t>(devPtr))));
 }
 
@@ -111,6 +123,7 @@ SIM_EXPORT cudaError_t CUDARTAPI cudaFreeAsync(void* devPtr, cudaStream_t hStrea
   if (cudaError_t e = ensure_ctx()) return record(e);
   if (g_drv.cuMemFreeAsync == nullptr) return record(cudaErrorCallRequiresNewerDriver);
   if (devPtr == nullptr) return cudaSuccess;
+  rt::forget_kept(devPtr);
   return record(map_drv(g_drv.cuMemFreeAsync(reinterpret_cast<uintptr_t>(devPtr), hStream)));
 }
 

@@ -27,6 +27,49 @@ LiveFn live_fn() {
   return h ? reinterpret_cast<LiveFn>(dlsym(h, "fakegpu_cuda_live_bytes")) : nullptr;
 }
 
+// Copies (simulate/runtime/kept_bytes.h): a small copy into device memory is
+// read back until a kernel is launched or the memory is freed; a large one
+// reads as zeros; a small fill is kept too; a copy between host buffers is
+// made.
+void check_kept_copies() {
+  void* d = nullptr;
+  CHECK_EQ(cudaMalloc(&d, 1 << 20), cudaSuccess);
+  long long in[4] = {3, 512, 512, -7}, out[4] = {1, 1, 1, 1};
+  CHECK_EQ(cudaMemcpyAsync(static_cast<char*>(d) + 100, in, sizeof in, cudaMemcpyHostToDevice, nullptr), cudaSuccess);
+  CHECK_EQ(cudaMemcpy(out, static_cast<char*>(d) + 100, sizeof out, cudaMemcpyDefault), cudaSuccess);
+  CHECK(memcmp(in, out, sizeof in) == 0);
+  unsigned char wider[40];  // around what was copied in: zeros
+  CHECK_EQ(cudaMemcpy(wider, static_cast<char*>(d) + 96, sizeof wider, cudaMemcpyDeviceToHost), cudaSuccess);
+  CHECK(wider[0] == 0 && wider[3] == 0 && memcmp(wider + 4, in, sizeof in) == 0 && wider[36] == 0);
+  CHECK_EQ(cudaMemcpy(static_cast<char*>(d) + 4096, static_cast<char*>(d) + 100, sizeof in,
+                      cudaMemcpyDeviceToDevice), cudaSuccess);
+  CHECK_EQ(cudaMemcpy(out, static_cast<char*>(d) + 4096, sizeof out, cudaMemcpyDeviceToHost), cudaSuccess);
+  CHECK(memcmp(in, out, sizeof in) == 0);
+  CHECK_EQ(cudaMemsetAsync(d, 0xab, 8, nullptr), cudaSuccess);
+  CHECK_EQ(cudaMemcpy(out, d, 8, cudaMemcpyDeviceToHost), cudaSuccess);
+  CHECK_EQ(static_cast<unsigned long long>(out[0]), 0xababababababababull);
+  // A kernel launch forgets what was kept: its writes are not followed.
+  CHECK_EQ(cudaLaunchKernel(reinterpret_cast<const void*>(&in_dev), dim3(1), dim3(32), nullptr, 0, nullptr),
+           cudaSuccess);
+  CHECK_EQ(cudaMemcpy(out, static_cast<char*>(d) + 100, sizeof out, cudaMemcpyDeviceToHost), cudaSuccess);
+  CHECK(out[0] == 0 && out[3] == 0);
+  // A large copy in is dropped and reads as zeros; so does freed memory.
+  static char big[128 << 10];
+  memset(big, 1, sizeof big);
+  CHECK_EQ(cudaMemcpy(d, big, sizeof big, cudaMemcpyHostToDevice), cudaSuccess);
+  CHECK_EQ(cudaMemcpy(out, d, sizeof out, cudaMemcpyDeviceToHost), cudaSuccess);
+  CHECK(out[0] == 0);
+  CHECK_EQ(cudaMemcpy(d, in, sizeof in, cudaMemcpyHostToDevice), cudaSuccess);
+  CHECK_EQ(cudaFree(d), cudaSuccess);
+  CHECK_EQ(cudaMalloc(&d, 1 << 20), cudaSuccess);
+  CHECK_EQ(cudaMemcpy(out, d, sizeof out, cudaMemcpyDeviceToHost), cudaSuccess);
+  CHECK(out[0] == 0 && out[1] == 0);
+  CHECK_EQ(cudaFree(d), cudaSuccess);
+  long long host[4] = {0, 0, 0, 0};
+  CHECK_EQ(cudaMemcpy(host, in, sizeof in, cudaMemcpyHostToHost), cudaSuccess);
+  CHECK(memcmp(in, host, sizeof in) == 0);
+}
+
 }  // namespace
 
 int main() {
@@ -143,6 +186,7 @@ int main() {
   CHECK_EQ(live(0), 0);
   CHECK_EQ(live(1), 0);
 
+  check_kept_copies();
   CHECK(strcmp(cudaGetErrorName(cudaErrorMemoryAllocation), "cudaErrorMemoryAllocation") == 0);
   CHECK(strcmp(cudaGetErrorString(cudaErrorMemoryAllocation), "out of memory") == 0);
   return selftest_finish("selftest_cudart");

@@ -43,14 +43,18 @@ add_test(NAME simulate.shared_devices
           ${GPUMEMREC_SIM_DIR})
 set_tests_properties(simulate.shared_devices PROPERTIES TIMEOUT 120)
 
-# simulate.torchrun_fsdp2_ws2/_ws4: the real PyTorch's FSDP2 under torchrun,
-# each rank on its simulated H100, rank 1 out of memory first; _killed: rank
-# 1 killed mid-step while rank 0 runs out of memory (venv and the simulated
-# cuBLAS; about 90, 130 and 90 s on 2 busy cores).
-foreach(_world 2 4 killed)
-  add_test(NAME simulate.torchrun_fsdp2_ws${_world}
-    COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/test_torchrun.py ${CMAKE_BINARY_DIR}/bin ${_world})
-  set_tests_properties(simulate.torchrun_fsdp2_ws${_world} PROPERTIES TIMEOUT 900 SKIP_RETURN_CODE 77
+# simulate.torchrun_{fsdp2,ddp}_ws2/_ws4: the real PyTorch's FSDP2 and DDP
+# under torchrun, each rank on its simulated H100, rank 1 out of memory
+# first; fsdp2_wskilled: rank 1 killed mid-step while rank 0 runs out of
+# memory (venv and the simulated cuBLAS; 15 to 40 s each).
+foreach(_case fsdp2:2 fsdp2:4 fsdp2:killed ddp:2 ddp:4)
+  string(REPLACE ":" ";" _parts "${_case}")
+  list(GET _parts 0 _wrap)
+  list(GET _parts 1 _world)
+  add_test(NAME simulate.torchrun_${_wrap}_ws${_world}
+    COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/test_torchrun.py ${CMAKE_BINARY_DIR}/bin ${_wrap}
+            ${_world})
+  set_tests_properties(simulate.torchrun_${_wrap}_ws${_world} PROPERTIES TIMEOUT 900 SKIP_RETURN_CODE 77
     RUN_SERIAL ON)
 endforeach()
 

@@ -1,33 +1,43 @@
 #!/usr/bin/env python3
-"""simulate.torchrun_fsdp2_*: the real PyTorch 2.14.1 trains a small
-transformer with FSDP2 (fully_shard) under torchrun, every rank a process on
-its LOCAL_RANK's simulated H100, the recorder preloaded; device 1 is given
-less memory (GPUMEMREC_LIMIT=1:1010MiB), so rank 1 runs out first.
+"""simulate.torchrun_*: the real PyTorch 2.14.1 trains a small transformer
+with FSDP2 (fully_shard) or DDP (DistributedDataParallel) under torchrun,
+every rank a process on its LOCAL_RANK's simulated H100, the recorder
+preloaded; device 1 is given less memory (GPUMEMREC_LIMIT), so rank 1 runs
+out first.
 
-Checked, against the program's own counts (train_ranks.py prints them):
+Checked, against the program's own counts (train_ranks.py writes them):
 - every rank leaves a bundle with its rank, local rank and world size
   (rank 1's for its out-of-memory, the others' at exit);
 - rank 1's failing site is the program's loss.backward() line;
 - NCCL's memory is libnccl.so.2's in the card accounting and the sites:
   exactly NCCL 2.30.7's on an H100 SXM (simulate/nccl/plan.h): 196 MiB at
   init and 288 MiB for the ring, the ring's taken on NCCL's proxy thread;
-- roles by shard (FSDP2's DTensors: their local tensors): at exit, weights
-  and optimizer state equal the program's sums of its local shards;
+- roles at exit equal the program's sums: FSDP2's by shard (its DTensors'
+  local tensors: weights and optimizer state); DDP's weights, optimizer
+  state, and its gradient buckets as gradients (what DDP's constructor
+  added to torch.cuda.memory_allocated());
 - the job's bundles -> export --format tables -> DuckDB answers
   docs/fleet.md's first question (which rank failed first) with rank 1.
 
-The limit: forward at most 494 MiB allocated, backward 558 MiB (both world
-sizes, measured), plus NCCL's 484 MiB: 1010 MiB lets the forward through and
-not the backward, after PyTorch has freed its cache and retried.
+The limits, measured (both world sizes): FSDP2's forward allocates at most
+494 MiB and its backward 558 MiB, DDP's 581 and 645 MiB (its buckets and
+the gradients' first 64 MiB); plus NCCL's 484 MiB, 1010 MiB and 1112 MiB
+let the forward through and not the backward, after PyTorch has freed its
+cache and retried. DDP runs because the simulated runtime keeps small copies
+into device memory and NCCL leaves in them what every rank sending the same
+would (docs/simulate-ranks.md): DDP's start-up reads back the ranks'
+parameter counts and shapes.
 
-With `killed` instead of a world size: two ranks, rank 1 killed by SIGKILL
-after its forward pass once rank 0 (device 0 limited) has begun its
-out-of-memory bundle in its backward: rank 0's bundle is complete (torchrun ends rank 0 with SIGTERM
-once it sees rank 1 die; a bundle being written then is finished first:
-docs/reliability.md, "The exit wait"), and `gpumemrec report` reads it.
+With `killed` instead of a world size (FSDP2): two ranks, rank 1 killed by
+SIGKILL after its forward pass once rank 0 (device 0 limited) has begun its
+out-of-memory bundle in its backward: rank 0's bundle is complete (torchrun
+ends rank 0 with SIGTERM once it sees rank 1 die; a bundle being written
+then is finished first: docs/reliability.md, "The exit wait"), and
+`gpumemrec report` reads it.
 
-Usage: test_torchrun.py BUILD_BIN_DIR WORLD_SIZE|killed. Exit 77 without the
-frameworks venv or the simulated cuBLAS (the transformer's matmuls).
+Usage: test_torchrun.py BUILD_BIN_DIR fsdp2|ddp WORLD_SIZE|killed. Exit 77
+without the frameworks venv or the simulated cuBLAS (the transformer's
+matmuls).
 """
 import gzip
 import json
@@ -59,7 +69,7 @@ def load(path):
         return json.load(f)
 
 
-def run_job(bindir, world, work, limit="1:1010MiB", extra=()):
+def run_job(bindir, world, work, limit="1:1010MiB", extra=(), wrap="fsdp2"):
     sim = os.path.join(bindir, "simulate")
     libs = ["libcudart.so.13", "libcuda.so.1", "libnvidia-ml.so.1", "libnccl.so.2", "libcublas.so.13",
             "libcublasLt.so.13"]
@@ -73,7 +83,7 @@ def run_job(bindir, world, work, limit="1:1010MiB", extra=()):
     torchrun = os.path.join(os.path.dirname(venv), "torchrun")
     out = os.path.join(work, "counts")
     os.makedirs(out)
-    p = subprocess.run([torchrun, "--standalone", "--nproc-per-node", str(world), PROGRAM, out, "1"] + list(extra),
+    p = subprocess.run([torchrun, "--standalone", "--nproc-per-node", str(world), PROGRAM, wrap, out, "1"] + list(extra),
                        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, timeout=900)
     counts = {}
     for name in os.listdir(out):
@@ -135,7 +145,7 @@ def check_nccl(bundle):
     check(bool(native), "the ring's buffers: libnccl.so.2 stacks with no Python frame (NCCL's proxy thread)")
 
 
-def check_roles(by_rank, counts):
+def check_roles(by_rank, counts, wrap):
     for rank, bundles in by_rank.items():
         b = bundles.get("limit", bundles.get("exit"))
         fw = os.path.join(b, "framework.json")
@@ -143,12 +153,19 @@ def check_roles(by_rank, counts):
         if roles is None:
             check(False, "rank %d: framework.json has roles" % rank)
             continue
-        check(roles.get("sharding") == "fsdp2", "rank %d: sharding %s" % (rank, roles.get("sharding")))
+        want_sharding = "fsdp2" if wrap == "fsdp2" else None
+        check(roles.get("sharding") == want_sharding, "rank %d: sharding %s" % (rank, roles.get("sharding")))
+        if wrap == "ddp":
+            got = roles["bytes"]["gradients"] if rank == 1 else None
+            check(rank != 1 or got == counts[1]["ddp_constructed"],
+                  "rank 1 at its out-of-memory: DDP's buckets are its gradients: %s, DDP() added %s" %
+                  (got, counts[1].get("ddp_constructed")))
         if rank == 1:
             continue  # mid-backward: unsharded parameters are weights too
-        got = {k: roles["bytes"][k] for k in ("weights", "optimizer_state")}
-        want = {k: counts[rank][k] for k in ("weights", "optimizer_state")}
-        check(got == want, "rank %d at exit: roles %s, the program's local shards %s" % (rank, got, want))
+        keys = ("weights", "optimizer_state") + (("gradients",) if wrap == "ddp" else ())
+        got = {k: roles["bytes"][k] for k in keys}
+        want = {k: counts[rank]["ddp_constructed" if k == "gradients" else k] for k in keys}
+        check(got == want, "rank %d at exit: roles %s, the program's counts %s" % (rank, got, want))
 
 
 def check_fleet(bindir, by_rank, work):
@@ -191,25 +208,25 @@ def killed_rank(bindir, work):
         check(p.returncode == 0 and "libnccl.so.2" in p.stdout, "gpumemrec report reads it (NCCL's memory named)")
 
 
-def fsdp2_job(bindir, world, work):
-    counts = run_job(bindir, world, work)
+def training_job(bindir, wrap, world, work):
+    counts = run_job(bindir, world, work, limit="1:1010MiB" if wrap == "fsdp2" else "1:1112MiB", wrap=wrap)
     by_rank = rank_bundles(work)
     check_ranks(by_rank, world, counts)
     if "limit" in by_rank.get(1, {}):
         check_nccl(by_rank[1]["limit"])
-    check_roles(by_rank, counts)
+    check_roles(by_rank, counts, wrap)
     check_fleet(bindir, by_rank, work)
 
 
 def main():
-    bindir, world = sys.argv[1], sys.argv[2]
+    bindir, wrap, world = sys.argv[1], sys.argv[2], sys.argv[3]
     frameworks_venv.python_or_skip()
     work = tempfile.mkdtemp(prefix="gpumemrec-torchrun-")
     try:
         if world == "killed":
             killed_rank(bindir, work)
         else:
-            fsdp2_job(bindir, int(world), work)
+            training_job(bindir, wrap, int(world), work)
     except Exception:
         failures.append("raised")
         raise

@@ -1,12 +1,13 @@
 """A small decoder-only transformer trained with AdamW by every rank of a
 torchrun job on simulated GPUs (test_torchrun.py runs it): FSDP2
-(fully_shard on each block and the whole model). Each rank writes its own
+(fully_shard on each block and the whole model) or DDP (the whole model in
+DistributedDataParallel: its gradient buckets). Each rank writes its own
 counts as JSON to OUT_DIR/counts-RANK.json (a file per rank: the ranks'
 lines on torchrun's shared stdout can interleave): its pid, parameter and
 optimizer bytes by shard, so the test checks the bundle's roles against the
 program's own arithmetic.
 
-Usage (under torchrun): train_ranks.py OUT_DIR STEPS [KILLED_RANK]
+Usage (under torchrun): train_ranks.py fsdp2|ddp OUT_DIR STEPS [KILLED_RANK]
   KILLED_RANK: after its forward pass, that rank waits until rank 0 has
   started an out-of-memory bundle (a directory with rank 0's pid in its name
   appears in GPUMEMREC_DIR), then kills itself (SIGKILL): torchrun then ends
@@ -22,6 +23,7 @@ import time
 import torch
 import torch.distributed as dist
 from torch.distributed.fsdp import fully_shard
+from torch.nn.parallel import DistributedDataParallel
 
 VOCAB, DIM, LAYERS, HEADS, SEQ, BATCH = 8192, 512, 4, 8, 256, 8
 
@@ -70,6 +72,20 @@ def local_bytes(tensors):
     return sum(blocks.get(p, 0) for p in ptrs)
 
 
+def bucket_bytes(ddp):
+    """DDP's gradient buckets as the caching allocator holds them: the
+    blocks whose requested size is a bucket's size in DDP's logging data
+    (each bucket is one allocation of exactly that size)."""
+    sizes = [int(x) for x in ddp._get_ddp_logging_data()["bucket_sizes"].split(",")]
+    blocks = [b for seg in torch.cuda.memory_snapshot() for b in seg["blocks"] if b["state"] == "active_allocated"]
+    total = 0
+    for size in sizes:
+        b = next(b for b in blocks if b["requested_size"] == size)
+        blocks.remove(b)
+        total += b["size"]
+    return total
+
+
 def write_counts(out, counts):
     path = os.path.join(out, "counts-%d.json" % counts["rank"])
     with open(path + ".tmp", "w") as f:
@@ -97,21 +113,28 @@ MODEL = OPT = None  # kept to the end: the exit bundle's roles walk sees them
 
 def main():
     global MODEL, OPT
-    out, steps = sys.argv[1], int(sys.argv[2])
-    killed = int(sys.argv[3]) if len(sys.argv) > 3 else -1
+    wrap, out, steps = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    killed = int(sys.argv[4]) if len(sys.argv) > 4 else -1
     local = int(os.environ["LOCAL_RANK"])
     torch.cuda.set_device(local)
     dist.init_process_group("nccl", device_id=torch.device("cuda", local))
     model = Decoder().cuda()
-    for blk in model.blocks:
-        fully_shard(blk)
-    fully_shard(model)
+    ddp = {}
+    if wrap == "ddp":
+        before = torch.cuda.memory_allocated()
+        model = DistributedDataParallel(model, device_ids=[local])
+        ddp = {"ddp_constructed": torch.cuda.memory_allocated() - before, "ddp_buckets": bucket_bytes(model)}
+    else:
+        for blk in model.blocks:
+            fully_shard(blk)
+        fully_shard(model)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
     MODEL, OPT = model, opt
     counts = {"rank": dist.get_rank(), "world_size": dist.get_world_size(), "pid": os.getpid(),
-              "weights": local_bytes(model.parameters())}
+              "weights": local_bytes(model.parameters()), **ddp}
     write_counts(out, counts)
     for _ in range(steps):
+        torch.cuda.reset_peak_memory_stats()
         ids = torch.randint(0, VOCAB, (BATCH, SEQ), device="cuda")
         loss = torch.nn.functional.cross_entropy(model(ids).flatten(0, 1), ids.flatten())
         counts["allocated_forward"] = torch.cuda.max_memory_allocated()

@@ -16,6 +16,15 @@ Sources read:
   (weights), unsharded_accumulated_grad (gradients); the module's parameters
   are DTensors (their storage: __tensor_flatten__'s inner tensors, as
   torch/distributed/_tools/common_utils.py::get_untyped_storages does).
+- torch/nn/parallel/distributed.py (2.14.1, the installed wheel):
+  DistributedDataParallel keeps its gradient buckets in the C++ Reducer,
+  with no Python attribute that holds them; _get_ddp_logging_data() gives
+  their sizes in bytes ("bucket_sizes", "rebuilt_bucket_sizes" once
+  "has_rebuilt_buckets" is 1; torch/csrc/distributed/c10d/logger.cpp) and
+  "gradient_as_bucket_view". Each bucket is one allocation of exactly its
+  size (reducer.cpp, initialize_buckets: at::empty of the bucket's numel),
+  so the walk names the unclaimed allocator block whose requested_size is a
+  bucket's size (roles.py, claim_by_size): gradients.
 - deepspeedai/DeepSpeed @ edaa7221: deepspeed/runtime/zero/stage_1_and_2.py
   (bit16_groups_flat: the 16-bit parameters; single_partition_of_fp32_groups:
   fp32 master partitions, the inner optimizer's parameters),
@@ -82,6 +91,10 @@ class Examiner:
         self.handlers += [(torch.nn.Module, self._module), (torch.optim.Optimizer, self._optimizer)]
         self.flat_param = _class(*FLAT_PARAM)
         self.fsdp2_module = _class("torch.distributed.fsdp._fully_shard._fully_shard", "FSDPModule")
+        self.ddp_module = _class("torch.nn.parallel.distributed", "DistributedDataParallel")
+        # Storages known only by their size: (sizes, role, owner, name), for
+        # roles.claim_by_size.
+        self.by_size = []
 
     def handler(self, cls):
         """The handler of objects of type cls, or None (kept per type)."""
@@ -130,6 +143,8 @@ class Examiner:
         owner = type(m).__name__
         if self.fsdp2_module is not None and isinstance(m, self.fsdp2_module):
             self._shard("fsdp2")
+        if self.ddp_module is not None and isinstance(m, self.ddp_module):
+            self._ddp_buckets(m, d)
         for name, p in list(d.get("_parameters", {}).items()):
             if p is None:
                 continue
@@ -149,6 +164,18 @@ class Examiner:
         if ds is not None:  # DeepSpeed ZeRO-3: the parameter's own shard
             self._shard("deepspeed_zero3")
             self.claims.add(ds, "weights", owner, name + ".ds_tensor")
+
+    def _ddp_buckets(self, m, d):
+        """DDP's gradient buckets, by their sizes (the class's own method,
+        never an override: it reads the C++ logger's record)."""
+        ids = d.get("device_ids") or []
+        if ids and int(ids[0]) != self.claims.device:
+            return
+        data = self.ddp_module._get_ddp_logging_data(m)
+        key = "rebuilt_bucket_sizes" if data.get("has_rebuilt_buckets") else "bucket_sizes"
+        sizes = [int(x) for x in str(data.get(key, "")).split(",") if x.strip()]
+        if sizes:
+            self.by_size.append((sizes, "gradients", type(m).__name__, "reducer bucket"))
 
     def _optimizer(self, opt):
         d = _dict(opt)

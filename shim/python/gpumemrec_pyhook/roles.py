@@ -45,11 +45,12 @@ def budget_ms():
         return DEFAULT_BUDGET_MS  # common/config.cpp said so already
 
 
-def active_blocks(snapshot, device):
+def active_blocks(snapshot, device, requested=None):
     """{address: size} of the device's allocated blocks, reserved bytes.
     "active_allocated" only, as the segments' allocated_size counts them
     (torch/csrc/cuda/memory_snapshot.cpp); "active_pending_free" blocks
-    (freed, waiting for their stream events) are cache, like "inactive"."""
+    (freed, waiting for their stream events) are cache, like "inactive".
+    With a dict `requested`, also fills {address: requested_size}."""
     blocks, reserved = {}, 0
     for seg in snapshot.get("segments", []):
         if seg.get("device", device) != device:
@@ -58,7 +59,34 @@ def active_blocks(snapshot, device):
         for b in seg.get("blocks", []):
             if b.get("state") == "active_allocated":
                 blocks[int(b.get("address", 0))] = int(b.get("size", 0))
+                if requested is not None:
+                    requested[int(b.get("address", 0))] = int(b.get("requested_size", -1))
     return blocks, reserved
+
+
+def claim_by_size(claims, snapshot, device, wanted):
+    """Storages no object holds but whose exact sizes a framework reports
+    (DDP's gradient buckets: framework_roles.Examiner.by_size): each size
+    names one unclaimed block whose requested_size equals it, the lowest
+    address first. A size no block has is said in a note, never guessed."""
+    requested = {}
+    active_blocks(snapshot, device, requested)
+    free = {}
+    for ptr in sorted(requested):
+        if ptr not in claims.by_ptr:
+            free.setdefault(requested[ptr], []).append(ptr)
+    for sizes, role, owner, name in wanted:
+        missing = 0
+        for size in sizes:
+            ptrs = free.get(size)
+            if ptrs:
+                claims.by_ptr[ptrs.pop(0)] = (role, owner, name)
+            else:
+                missing += 1
+        if missing:
+            claims.notes.add("%d of %s's %d %s(s) not found by size among the blocks no object names: counted "
+                             "in activations (with gradient_as_bucket_view, buckets are the gradients' storage, "
+                             "named through .grad)" % (missing, owner, len(sizes), name))
 
 
 class _Claims:
@@ -131,6 +159,7 @@ def walk(torch, snapshot, device, budget=None):
         n, complete = walk_without_collecting(examiner, t0 + budget / 1000.0)
         out["objects"] = n
         examiner.finish()
+        claim_by_size(claims, snapshot, device, examiner.by_size)
         _tally(out, claims, snapshot, device)
         out["status"] = "complete" if complete else "partial"
         out["sharding"] = examiner.sharding
