@@ -2,7 +2,8 @@
 # Makes (once) and prints the path of the virtual environment with the real
 # frameworks the tests run: tests/requirements-frameworks.txt (PyTorch's CUDA
 # build, transformers, accelerate, Lightning, JAX, flax, optax, DuckDB, pandas,
-# polars, pyarrow, Dask, auditwheel).
+# polars, pyarrow, Dask, auditwheel), then tests/requirements-deepspeed.txt
+# (DeepSpeed from its source: --no-build-isolation, DS_BUILD_OPS=0).
 #
 # The environment is cached by the requirements' hash under
 # ${GPUMEMREC_VENV_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gpumemrec}: a machine
@@ -18,8 +19,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REQ=tests/requirements-frameworks.txt
+REQ_BUILT=tests/requirements-deepspeed.txt
 PY=${GPUMEMREC_VENV_PYTHON:-python3}
-hash=$( { cat "$REQ"; "$PY" -c 'import sys; print(sys.version)'; } | sha256sum | cut -c1-12)
+hash=$( { cat "$REQ" "$REQ_BUILT"; "$PY" -c 'import sys; print(sys.version)'; } | sha256sum | cut -c1-12)
 cache=${GPUMEMREC_VENV_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gpumemrec}
 venv="$cache/frameworks-$hash"
 if [ "${1:-}" = "--check" ]; then
@@ -38,6 +40,7 @@ if [ ! -f "$venv/.complete" ]; then
   "$PY" -m venv "$venv"
   "$venv/bin/pip" install -q --upgrade pip >&2 || true
   "$venv/bin/pip" install -q -r "$REQ" >&2
+  DS_BUILD_OPS=0 "$venv/bin/pip" install -q --no-build-isolation -r "$REQ_BUILT" >&2
   date -u +%FT%TZ > "$venv/.complete"
   echo "frameworks-venv: done in $(( $(date +%s) - start )) s" >&2
 fi

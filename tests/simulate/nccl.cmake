@@ -43,11 +43,12 @@ add_test(NAME simulate.shared_devices
           ${GPUMEMREC_SIM_DIR})
 set_tests_properties(simulate.shared_devices PROPERTIES TIMEOUT 120)
 
-# simulate.torchrun_{fsdp2,ddp}_ws2/_ws4: the real PyTorch's FSDP2 and DDP
-# under torchrun, each rank on its simulated H100, rank 1 out of memory
+# simulate.torchrun_{fsdp2,ddp}_ws2/_ws4, _zero2_ws2: the real PyTorch's
+# FSDP2 and DDP, and DeepSpeed's ZeRO-2, under torchrun, each rank on its
+# simulated H100, rank 1 out of memory
 # first; fsdp2_wskilled: rank 1 killed mid-step while rank 0 runs out of
 # memory (venv and the simulated cuBLAS; 15 to 40 s each).
-foreach(_case fsdp2:2 fsdp2:4 fsdp2:killed ddp:2 ddp:4)
+foreach(_case fsdp2:2 fsdp2:4 fsdp2:killed ddp:2 ddp:4 zero2:2)
   string(REPLACE ":" ";" _parts "${_case}")
   list(GET _parts 0 _wrap)
   list(GET _parts 1 _world)

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """simulate.torchrun_*: the real PyTorch 2.14.1 trains a small transformer
-with FSDP2 (fully_shard) or DDP (DistributedDataParallel) under torchrun,
+with FSDP2 (fully_shard), DDP (DistributedDataParallel) or DeepSpeed 0.19.8
+ZeRO-2 (over torch's AdamW, DS_BUILD_OPS=0) under torchrun,
 every rank a process on its LOCAL_RANK's simulated H100, the recorder
 preloaded; device 1 is given less memory (GPUMEMREC_LIMIT), so rank 1 runs
 out first.
@@ -15,7 +16,8 @@ Checked, against the program's own counts (train_ranks.py writes them):
 - roles at exit equal the program's sums: FSDP2's by shard (its DTensors'
   local tensors: weights and optimizer state); DDP's weights, optimizer
   state, and its gradient buckets as gradients (what DDP's constructor
-  added to torch.cuda.memory_allocated());
+  added to torch.cuda.memory_allocated()); ZeRO-2's flat 16-bit groups as
+  weights, its fp32 partition and the AdamW state as optimizer state;
 - the job's bundles -> export --format tables -> DuckDB answers
   docs/fleet.md's first question (which rank failed first) with rank 1.
 
@@ -35,7 +37,7 @@ ends rank 0 with SIGTERM once it sees rank 1 die; a bundle being written
 then is finished first: docs/reliability.md, "The exit wait"), and
 `gpumemrec report` reads it.
 
-Usage: test_torchrun.py BUILD_BIN_DIR fsdp2|ddp WORLD_SIZE|killed. Exit 77
+Usage: test_torchrun.py BUILD_BIN_DIR fsdp2|ddp|zero2 WORLD_SIZE|killed. Exit 77
 without the frameworks venv or the simulated cuBLAS (the transformer's
 matmuls).
 """
@@ -54,7 +56,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 PROGRAM = os.path.join(HERE, "train_ranks.py")
 MiB = 1 << 20
-NCCL_BYTES = 196 * MiB + 288 * MiB
 failures = []
 
 
@@ -120,7 +121,15 @@ def failing_site(bundle):
     return stack["frames"][stack["site_frame"]]
 
 
-def check_ranks(by_rank, world, counts):
+BACKWARD_LINE = {"fsdp2": "loss.backward()", "ddp": "loss.backward()", "zero2": "model.backward(loss)"}
+LIMIT = {"fsdp2": "1:1010MiB", "ddp": "1:1112MiB", "zero2": "1:1800MiB"}
+# NCCL's device memory on rank 1's device: the world's communicator (its
+# init and its ring) and, for DeepSpeed, its data-parallel group's (init only).
+NCCL_BYTES = {"fsdp2": 196 * MiB + 288 * MiB, "ddp": 196 * MiB + 288 * MiB, "zero2": 2 * 196 * MiB + 288 * MiB}
+SHARDING = {"fsdp2": "fsdp2", "ddp": None, "zero2": "deepspeed_zero1_2"}
+
+
+def check_ranks(by_rank, world, counts, wrap):
     check(sorted(by_rank) == list(range(world)), "bundles of every rank: %s" % sorted(by_rank))
     for rank, bundles in by_rank.items():
         check(("limit" in bundles) == (rank == 1) and "exit" in bundles, "rank %d: bundles %s" % (rank, sorted(bundles)))
@@ -130,16 +139,24 @@ def check_ranks(by_rank, world, counts):
     if "limit" not in by_rank.get(1, {}):
         return
     site = failing_site(by_rank[1]["limit"])
-    want = line_of("loss.backward()")
+    if wrap == "zero2":
+        # Product decision (known gap): DeepSpeed's gradient hook runs Python
+        # on the autograd thread, so the failing call has Python frames of its
+        # own, all DeepSpeed's, and no frame is borrowed from the thread
+        # waiting in model.backward(loss): the site is DeepSpeed's line.
+        check(site.get("file", "").endswith("deepspeed/runtime/zero/stage_1_and_2.py"),
+              "rank 1 failed in DeepSpeed's gradient hook: %s" % site)
+        return
+    want = line_of(BACKWARD_LINE[wrap])
     check(site.get("line") == want and site.get("file", "").endswith("train_ranks.py"),
-          "rank 1 failed at train_ranks.py:%d (loss.backward()): %s" % (want, site))
+          "rank 1 failed at train_ranks.py:%d (%s): %s" % (want, BACKWARD_LINE[wrap], site))
 
 
-def check_nccl(bundle):
+def check_nccl(bundle, wrap):
     m = load(os.path.join(bundle, "metadata.json"))
     acct = {d["device"]: d for d in m["device_accounting"]}
     nccl = acct[1].get("recorded_by_library", {}).get("libnccl.so.2")
-    check(nccl == NCCL_BYTES, "rank 1: libnccl.so.2 holds %s bytes, NCCL's %d" % (nccl, NCCL_BYTES))
+    check(nccl == NCCL_BYTES[wrap], "rank 1: libnccl.so.2 holds %s bytes, NCCL's %d" % (nccl, NCCL_BYTES[wrap]))
     stacks = load(os.path.join(bundle, "stacks.json"))
     native = [s for s in stacks if s.get("library") == "libnccl.so.2" and s.get("python") == "native_thread"]
     check(bool(native), "the ring's buffers: libnccl.so.2 stacks with no Python frame (NCCL's proxy thread)")
@@ -153,7 +170,7 @@ def check_roles(by_rank, counts, wrap):
         if roles is None:
             check(False, "rank %d: framework.json has roles" % rank)
             continue
-        want_sharding = "fsdp2" if wrap == "fsdp2" else None
+        want_sharding = SHARDING[wrap]
         check(roles.get("sharding") == want_sharding, "rank %d: sharding %s" % (rank, roles.get("sharding")))
         if wrap == "ddp":
             got = roles["bytes"]["gradients"] if rank == 1 else None
@@ -209,11 +226,11 @@ def killed_rank(bindir, work):
 
 
 def training_job(bindir, wrap, world, work):
-    counts = run_job(bindir, world, work, limit="1:1010MiB" if wrap == "fsdp2" else "1:1112MiB", wrap=wrap)
+    counts = run_job(bindir, world, work, limit=LIMIT[wrap], wrap=wrap)
     by_rank = rank_bundles(work)
-    check_ranks(by_rank, world, counts)
+    check_ranks(by_rank, world, counts, wrap)
     if "limit" in by_rank.get(1, {}):
-        check_nccl(by_rank[1]["limit"])
+        check_nccl(by_rank[1]["limit"], wrap)
     check_roles(by_rank, counts, wrap)
     check_fleet(bindir, by_rank, work)
 

@@ -1,13 +1,14 @@
 """A small decoder-only transformer trained with AdamW by every rank of a
 torchrun job on simulated GPUs (test_torchrun.py runs it): FSDP2
 (fully_shard on each block and the whole model) or DDP (the whole model in
-DistributedDataParallel: its gradient buckets). Each rank writes its own
+DistributedDataParallel: its gradient buckets) or DeepSpeed ZeRO-2 (over
+torch's AdamW). Each rank writes its own
 counts as JSON to OUT_DIR/counts-RANK.json (a file per rank: the ranks'
 lines on torchrun's shared stdout can interleave): its pid, parameter and
 optimizer bytes by shard, so the test checks the bundle's roles against the
 program's own arithmetic.
 
-Usage (under torchrun): train_ranks.py fsdp2|ddp OUT_DIR STEPS [KILLED_RANK]
+Usage (under torchrun): train_ranks.py fsdp2|ddp|zero2 OUT_DIR STEPS [KILLED_RANK]
   KILLED_RANK: after its forward pass, that rank waits until rank 0 has
   started an out-of-memory bundle (a directory with rank 0's pid in its name
   appears in GPUMEMREC_DIR), then kills itself (SIGKILL): torchrun then ends
@@ -111,6 +112,58 @@ def wait_for_rank0_bundle(out, timeout=600):
 MODEL = OPT = None  # kept to the end: the exit bundle's roles walk sees them
 
 
+def wrap_model(wrap, model, local):
+    """(model, optimizer, counts of the wrapping) for fsdp2, ddp or zero2."""
+    if wrap == "ddp":
+        before = torch.cuda.memory_allocated()
+        model = DistributedDataParallel(model, device_ids=[local])
+        extra = {"ddp_constructed": torch.cuda.memory_allocated() - before, "ddp_buckets": bucket_bytes(model)}
+        return model, torch.optim.AdamW(model.parameters(), lr=1e-3), extra
+    if wrap == "zero2":  # DeepSpeed ZeRO-2 over torch's AdamW (no compiled op)
+        import deepspeed
+        cfg = {"train_micro_batch_size_per_gpu": BATCH, "zero_optimization": {"stage": 2},
+               "zero_allow_untested_optimizer": True}
+        engine, opt, _, _ = deepspeed.initialize(model=model, optimizer=torch.optim.AdamW(model.parameters(), lr=1e-3),
+                                                 config=cfg)
+        return engine, opt, {}
+    for blk in model.blocks:
+        fully_shard(blk)
+    fully_shard(model)
+    return model, torch.optim.AdamW(model.parameters(), lr=1e-3), {}
+
+
+def optimizer_bytes(wrap, opt):
+    """The optimizer state this rank holds: the torch optimizer's state, and
+    for ZeRO-2 its fp32 partition of the parameters (DeepSpeed's master copy)."""
+    inner = opt.optimizer if wrap == "zero2" else opt
+    state = [v for s in inner.state.values() for v in s.values() if torch.is_tensor(v)]
+    if wrap == "zero2":
+        state += list(opt.single_partition_of_fp32_groups)
+    return local_bytes(state)
+
+
+def step(wrap, model, opt, ids, counts, killed):
+    torch.cuda.reset_peak_memory_stats()
+    loss = torch.nn.functional.cross_entropy(model(ids).flatten(0, 1), ids.flatten())
+    counts["allocated_forward"] = torch.cuda.max_memory_allocated()
+    if dist.get_rank() == killed:
+        wait_for_rank0_bundle(counts["out"])
+        os.kill(os.getpid(), signal.SIGKILL)
+    torch.cuda.reset_peak_memory_stats()
+    if wrap == "zero2":
+        model.backward(loss)
+    else:
+        loss.backward()
+    counts["allocated_backward"] = torch.cuda.max_memory_allocated()
+    torch.cuda.reset_peak_memory_stats()
+    if wrap == "zero2":
+        model.step()
+    else:
+        opt.step()
+        opt.zero_grad()
+    counts["allocated_step"] = torch.cuda.max_memory_allocated()
+
+
 def main():
     global MODEL, OPT
     wrap, out, steps = sys.argv[1], sys.argv[2], int(sys.argv[3])
@@ -118,38 +171,15 @@ def main():
     local = int(os.environ["LOCAL_RANK"])
     torch.cuda.set_device(local)
     dist.init_process_group("nccl", device_id=torch.device("cuda", local))
-    model = Decoder().cuda()
-    ddp = {}
-    if wrap == "ddp":
-        before = torch.cuda.memory_allocated()
-        model = DistributedDataParallel(model, device_ids=[local])
-        ddp = {"ddp_constructed": torch.cuda.memory_allocated() - before, "ddp_buckets": bucket_bytes(model)}
-    else:
-        for blk in model.blocks:
-            fully_shard(blk)
-        fully_shard(model)
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    model, opt, extra = wrap_model(wrap, Decoder().cuda(), local)
     MODEL, OPT = model, opt
     counts = {"rank": dist.get_rank(), "world_size": dist.get_world_size(), "pid": os.getpid(),
-              "weights": local_bytes(model.parameters()), **ddp}
+              "weights": local_bytes(model.parameters()), **extra}
     write_counts(out, counts)
+    counts["out"] = out
     for _ in range(steps):
-        torch.cuda.reset_peak_memory_stats()
-        ids = torch.randint(0, VOCAB, (BATCH, SEQ), device="cuda")
-        loss = torch.nn.functional.cross_entropy(model(ids).flatten(0, 1), ids.flatten())
-        counts["allocated_forward"] = torch.cuda.max_memory_allocated()
-        if dist.get_rank() == killed:
-            wait_for_rank0_bundle(out)
-            os.kill(os.getpid(), signal.SIGKILL)
-        torch.cuda.reset_peak_memory_stats()
-        loss.backward()
-        counts["allocated_backward"] = torch.cuda.max_memory_allocated()
-        torch.cuda.reset_peak_memory_stats()
-        opt.step()
-        counts["allocated_step"] = torch.cuda.max_memory_allocated()
-        opt.zero_grad()
-    state = [v for s in opt.state.values() for v in s.values() if torch.is_tensor(v)]
-    counts["optimizer_state"] = local_bytes(state)
+        step(wrap, model, opt, torch.randint(0, VOCAB, (BATCH, SEQ), device="cuda"), counts, killed)
+    counts["optimizer_state"] = optimizer_bytes(wrap, opt)
     write_counts(out, counts)
     dist.destroy_process_group()
 
