@@ -168,8 +168,8 @@ class Examiner:
     def _ddp_buckets(self, m, d):
         """DDP's gradient buckets, by their sizes (the class's own method,
         never an override: it reads the C++ logger's record)."""
-        ids = d.get("device_ids") or []
-        if ids and int(ids[0]) != self.claims.device:
+        dev = d.get("device")  # its parameters' device (distributed.py: self.device)
+        if getattr(dev, "type", None) != "cuda" or (dev.index if dev.index is not None else 0) != self.claims.device:
             return
         data = self.ddp_module._get_ddp_logging_data(m)
         key = "rebuilt_bucket_sizes" if data.get("has_rebuilt_buckets") else "bucket_sizes"
