@@ -6,33 +6,34 @@ using namespace sim::nccl;
 
 NCCL_SIM_API(ncclResult_t, AllReduce, (const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
                                        ncclRedOp_t op, ncclComm_t comm, cudaStream_t)) {
-  return run_collective("AllReduce", sendbuff, recvbuff, count, datatype, op, -1, comm, true);
+  return run_collective(Coll::AllReduce, "AllReduce", sendbuff, recvbuff, count, datatype, op, -1, comm, true);
 }
 
 NCCL_SIM_API(ncclResult_t, Reduce, (const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
                                     ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t)) {
-  return run_collective("Reduce", sendbuff, recvbuff, count, datatype, op, root, comm, true);
+  return run_collective(Coll::Reduce, "Reduce", sendbuff, recvbuff, count, datatype, op, root, comm, true);
 }
 
 NCCL_SIM_API(ncclResult_t, Broadcast, (const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,
                                        int root, ncclComm_t comm, cudaStream_t)) {
-  return run_collective("Broadcast", sendbuff, recvbuff, count, datatype, -1, root, comm, false);
+  return run_collective(Coll::Broadcast, "Broadcast", sendbuff, recvbuff, count, datatype, -1, root, comm, false);
 }
 
 // The in-place legacy form: ncclBroadcast(buff, buff, ...).
 NCCL_SIM_API(ncclResult_t, Bcast, (void* buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
                                    cudaStream_t)) {
-  return run_collective("Bcast", buff, buff, count, datatype, -1, root, comm, false);
+  return run_collective(Coll::Broadcast, "Bcast", buff, buff, count, datatype, -1, root, comm, false);
 }
 
 NCCL_SIM_API(ncclResult_t, AllGather, (const void* sendbuff, void* recvbuff, size_t sendcount,
                                        ncclDataType_t datatype, ncclComm_t comm, cudaStream_t)) {
-  return run_collective("AllGather", sendbuff, recvbuff, sendcount, datatype, -1, -1, comm, true);
+  return run_collective(Coll::AllGather, "AllGather", sendbuff, recvbuff, sendcount, datatype, -1, -1, comm, true);
 }
 
 NCCL_SIM_API(ncclResult_t, ReduceScatter, (const void* sendbuff, void* recvbuff, size_t recvcount,
                                            ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm, cudaStream_t)) {
-  return run_collective("ReduceScatter", sendbuff, recvbuff, recvcount, datatype, op, -1, comm, true);
+  return run_collective(Coll::ReduceScatter, "ReduceScatter", sendbuff, recvbuff, recvcount, datatype, op, -1, comm,
+                        true);
 }
 
 NCCL_SIM_API(ncclResult_t, AlltoAll, (const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype,

@@ -6,12 +6,10 @@
 // (symmetric_data.h), and returns.
 #include <mutex>
 #include <set>
-#include <string>
 #include <tuple>
 #include <vector>
 
 #include "nccl/collectives.h"
-#include "nccl/symmetric_data.h"
 
 namespace sim::nccl {
 namespace {
@@ -107,17 +105,6 @@ ncclResult_t p2p(const char* fn, const void* buf, size_t count, ncclDataType_t t
   return need(comm, kind, peer);
 }
 
-// The data shape of a collective, by its API name (coll_api.cpp).
-Coll coll_of(const char* fn) {
-  const std::string f(fn);
-  if (f == "AllReduce") return Coll::AllReduce;
-  if (f == "Reduce") return Coll::Reduce;
-  if (f == "Broadcast" || f == "Bcast") return Coll::Broadcast;
-  if (f == "AllGather") return Coll::AllGather;
-  if (f == "ReduceScatter") return Coll::ReduceScatter;
-  return Coll::Other;
-}
-
 }  // namespace
 
 ncclResult_t group_start() {
@@ -151,10 +138,10 @@ bool destroy_op(ncclRedOp_t op, ncclComm* comm) {
   return g_ops->erase({comm, static_cast<int>(op)}) != 0;
 }
 
-ncclResult_t run_collective(const char* fn, const void* send, void* recv, size_t count, ncclDataType_t type, int op,
-                            int root, ncclComm* comm, bool needs_send) {
+ncclResult_t run_collective(Coll kind, const char* fn, const void* send, void* recv, size_t count,
+                            ncclDataType_t type, int op, int root, ncclComm* comm, bool needs_send) {
   const ncclResult_t rc = collective(fn, send, recv, count, type, op, root, comm, needs_send);
-  if (rc == ncclSuccess) symmetric_result(coll_of(fn), send, recv, count, type, op, root, comm->rank, comm->nranks);
+  if (rc == ncclSuccess) symmetric_result(kind, send, recv, count, type, op, root, comm->rank, comm->nranks);
   return rc;
 }
 

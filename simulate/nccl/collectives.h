@@ -3,12 +3,14 @@
 #pragma once
 
 #include "nccl/comm.h"
+#include "nccl/symmetric_data.h"
 
 namespace sim::nccl {
 
-// op -1: the call takes no reduction; root -1: it has no root.
-ncclResult_t run_collective(const char* fn, const void* send, void* recv, size_t count, ncclDataType_t type, int op,
-                            int root, ncclComm* comm, bool needs_send);
+// op -1: the call takes no reduction; root -1: it has no root. `kind`: what
+// it leaves in small buffers (symmetric_data.h).
+ncclResult_t run_collective(Coll kind, const char* fn, const void* send, void* recv, size_t count,
+                            ncclDataType_t type, int op, int root, ncclComm* comm, bool needs_send);
 ncclResult_t run_p2p(const char* fn, const void* buf, size_t count, ncclDataType_t type, int peer, ncclComm* comm,
                      bool send);
 ncclResult_t run_all_to_all(const char* fn, const void* send, void* recv, size_t count, ncclDataType_t type,

@@ -8,6 +8,8 @@
 #include <cstring>
 #include <vector>
 
+#include "runtime/kept_bytes.h"
+
 namespace sim::nccl {
 namespace {
 
@@ -84,7 +86,7 @@ bool reduce_equal(unsigned char* p, size_t n, ncclDataType_t t, int op, int nran
   }
 }
 
-constexpr size_t kMaxBytes = 64 << 10;  // the runtime keeps no larger copy (kept_bytes.h)
+constexpr size_t kMaxBytes = rt::kept::kMaxCopy;  // the runtime keeps no larger copy
 
 // The receive buffer's new contents from this rank's contribution; empty
 // when the result is not said.

@@ -142,12 +142,12 @@ def optimizer_bytes(wrap, opt):
     return local_bytes(state)
 
 
-def step(wrap, model, opt, ids, counts, killed):
+def step(wrap, model, opt, ids, counts, killed, out):
     torch.cuda.reset_peak_memory_stats()
     loss = torch.nn.functional.cross_entropy(model(ids).flatten(0, 1), ids.flatten())
     counts["allocated_forward"] = torch.cuda.max_memory_allocated()
     if dist.get_rank() == killed:
-        wait_for_rank0_bundle(counts["out"])
+        wait_for_rank0_bundle(out)
         os.kill(os.getpid(), signal.SIGKILL)
     torch.cuda.reset_peak_memory_stats()
     if wrap == "zero2":
@@ -176,9 +176,8 @@ def main():
     counts = {"rank": dist.get_rank(), "world_size": dist.get_world_size(), "pid": os.getpid(),
               "weights": local_bytes(model.parameters()), **extra}
     write_counts(out, counts)
-    counts["out"] = out
     for _ in range(steps):
-        step(wrap, model, opt, torch.randint(0, VOCAB, (BATCH, SEQ), device="cuda"), counts, killed)
+        step(wrap, model, opt, torch.randint(0, VOCAB, (BATCH, SEQ), device="cuda"), counts, killed, out)
     counts["optimizer_state"] = optimizer_bytes(wrap, opt)
     write_counts(out, counts)
     dist.destroy_process_group()

@@ -68,7 +68,10 @@ def claim_by_size(claims, snapshot, device, wanted):
     """Storages no object holds but whose exact sizes a framework reports
     (DDP's gradient buckets: framework_roles.Examiner.by_size): each size
     names one unclaimed block whose requested_size equals it, the lowest
-    address first. A size no block has is said in a note, never guessed."""
+    address first. A size no block has is said in a note, never guessed.
+    Nothing wanted (no DDP): nothing read."""
+    if not wanted:
+        return
     requested = {}
     active_blocks(snapshot, device, requested)
     free = {}
