@@ -45,7 +45,7 @@ const std::vector<ConfigVar>& config_vars() {
       {"PYTHON_STACKS", "1", "0 = do not record Python frames"},
       {"PYTHON_HOOK", "1", "0 = no Python start-up hook (PyTorch's allocator state and JAX's live buffers at an out-of-memory)"},
       {"TORCH_HISTORY", "0", "N > 0 = turn on PyTorch's own _record_memory_history(max_entries=N) when CUDA starts"},
-      {"ROLES_BUDGET_MS", "1000", "time budget in ms (1 to 3600000) of the Python hook's walk that names memory by role at a PyTorch out-of-memory or exit; past it the walk stops (status partial)"},
+      {"ROLES_BUDGET_MS", "1000", "CPU-time budget in ms (1 to 3600000; three times it of wall time at most) of the Python hook's walk that names memory by role at a PyTorch out-of-memory or exit; past it the walk stops (status partial)"},
       {"LIMIT", "(none)", "rehearse a smaller GPU: refuse allocations past this many live bytes per device, e.g. 24GiB or 0:24GiB,1:40GiB"},
       {"FAIL_AFTER", "0", "make the Nth allocation fail with the out-of-memory code (0 = off)"},
       {"DUMP_SIGNAL", "(off)", "a signal (e.g. USR2) that writes a bundle with reason 'signal'"},

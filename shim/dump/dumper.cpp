@@ -531,11 +531,12 @@ static bool framework_dump(Recorder* r) {
   return false;
 }
 
-// The open episode waits for the framework's word (Episodes::hold) up to the
-// Python hook's time budget, twice (the walk, then the rest of the report),
-// plus the episode window.
+// The open episode waits for the framework's word (Episodes::hold) up to
+// four times the Python hook's time budget (the walk stops at three of wall
+// time on a loaded machine: roles.py, WALL_FACTOR; then the rest of the
+// report), plus the episode window.
 static bool hold_for_framework(const Recorder* r, uint64_t episode) {
-  const uint64_t wait_ms = 2 * r->cfg.roles_budget_ms + r->cfg.episode_ms;
+  const uint64_t wait_ms = 4 * r->cfg.roles_budget_ms + r->cfg.episode_ms;
   return episode && g_episodes.hold(episode, monotonic_ns() + wait_ms * 1000000ull);
 }
 

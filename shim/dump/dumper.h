@@ -46,7 +46,8 @@ void dumper_on_success(HookId api, int device, uint64_t size);
 int dumper_on_framework_oom(std::shared_ptr<FrameworkReport> report);
 // The framework's observer begins its report for `device`: the open episode
 // there waits for it (Episodes::hold) up to the Python hook's time budget
-// (GPUMEMREC_ROLES_BUDGET_MS, twice: the walk, then the rest of the report)
+// (GPUMEMREC_ROLES_BUDGET_MS, four times: the walk's wall-time cap, then
+// the rest of the report)
 // plus GPUMEMREC_EPISODE_MS. 0: an episode waits; 1: none is open (the
 // report will make a framework_oom bundle).
 int dumper_on_framework_begin(int device);

@@ -172,9 +172,9 @@ def check_roles(by_rank, counts, wrap):
             continue
         want_sharding = SHARDING[wrap]
         check(roles.get("sharding") == want_sharding, "rank %d: sharding %s" % (rank, roles.get("sharding")))
-        if wrap == "ddp":
-            got = roles["bytes"]["gradients"] if rank == 1 else None
-            check(rank != 1 or got == counts[1]["ddp_constructed"],
+        if wrap == "ddp" and rank == 1:
+            got = roles["bytes"]["gradients"]
+            check(got == counts[1]["ddp_constructed"],
                   "rank 1 at its out-of-memory: DDP's buckets are its gradients: %s, DDP() added %s" %
                   (got, counts[1].get("ddp_constructed")))
         if rank == 1:
@@ -182,7 +182,8 @@ def check_roles(by_rank, counts, wrap):
         keys = ("weights", "optimizer_state") + (("gradients",) if wrap == "ddp" else ())
         got = {k: roles["bytes"][k] for k in keys}
         want = {k: counts[rank]["ddp_constructed" if k == "gradients" else k] for k in keys}
-        check(got == want, "rank %d at exit: roles %s, the program's counts %s" % (rank, got, want))
+        check(got == want, "rank %d at exit: roles %s, the program's counts %s (walk %s, %s ms, %s objects)" %
+              (rank, got, want, roles.get("status"), roles.get("elapsed_ms"), roles.get("objects")))
 
 
 def check_fleet(bindir, by_rank, work):

@@ -120,18 +120,27 @@ class Examiner:
             self.failures += 1
         return None
 
-    def finish(self):
-        """An optimizer's parameters that no module holds: master copies.
-        A DTensor parameter (FSDP2) is looked up by its local tensor's
-        storage (a DTensor has no storage of its own)."""
+    def finish(self, complete=True):
+        """An optimizer's parameters that no module holds: master copies,
+        when the walk saw every object. After a partial walk an unseen
+        module may hold them (the usual case: the model's own parameters),
+        so they are weights, said in a note, never optimizer state by
+        elimination. A DTensor parameter (FSDP2) is looked up by its local
+        tensor's storage (a DTensor has no storage of its own)."""
+        role = "optimizer_state" if complete else "weights"
+        unheld = 0
         for p, owner in self.optimizer_params:
             try:
                 ptrs = [st.data_ptr() for st in self.claims.storages(p)]
                 if ptrs and not any(ptr in self.claims.by_ptr for ptr in ptrs):
-                    self.claims.add(p, "optimizer_state", owner, "param_groups.params")
+                    self.claims.add(p, role, owner, "param_groups.params")
                     self._grad(p, owner, "param_groups.params")
+                    unheld += 1
             except Exception:
                 self.failures += 1
+        if unheld and not complete:
+            self.notes.add("%d optimizer parameter(s) held by no module the partial walk reached: counted as "
+                           "weights (master copies cannot be told from the model's parameters)" % unheld)
 
     def _grad(self, p, owner, name):
         g = p.grad

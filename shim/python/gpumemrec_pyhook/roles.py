@@ -13,7 +13,9 @@ nodes are not walked (reading `_saved_*` runs unpack hooks that may
 recompute or copy to the GPU: torch/utils/checkpoint.py, save_on_cpu in
 torch/autograd/graph.py), so saved activations are in "activations". Each
 object is examined inside try/except; the walk stops at a time budget
-(GPUMEMREC_ROLES_BUDGET_MS, default 1000) with status "partial".
+(GPUMEMREC_ROLES_BUDGET_MS, default 1000, of this thread's CPU time; at
+WALL_FACTOR times it in wall time on a machine too loaded to give it the
+CPU) with status "partial".
 
 Identity: untyped_storage().data_ptr() is the base address of the storage's
 allocation, the snapshot block's "address" (torch/cuda/memory.py,
@@ -31,6 +33,12 @@ from . import framework_roles as known
 NAMED = ("weights", "gradients", "optimizer_state", "kv_cache", "unknown")
 ALL = NAMED + ("activations", "allocator_cache")
 DEFAULT_BUDGET_MS = 1000
+# The budget is CPU time of the walking thread, so a loaded machine (a CI
+# job's other ranks, a build) does not cut the walk short and leave roles
+# that depend on the load; the wall clock stops it at WALL_FACTOR times
+# the budget whatever the load (the shim's episode waits for the report up
+# to 4 budgets: shim/dump/dumper.cpp, hold_for_framework).
+WALL_FACTOR = 3
 CHECK_EVERY = 4096  # objects between two looks at the clock
 TOP = 10
 MAX_NOTES = 20
@@ -159,9 +167,9 @@ def walk(torch, snapshot, device, budget=None):
     try:
         claims = _Claims(torch, device)
         examiner = known.Examiner(torch, claims)
-        n, complete = walk_without_collecting(examiner, t0 + budget / 1000.0)
+        n, complete = walk_without_collecting(examiner, Deadline(budget))
         out["objects"] = n
-        examiner.finish()
+        examiner.finish(complete)
         claim_by_size(claims, snapshot, device, examiner.by_size)
         _tally(out, claims, snapshot, device)
         out["status"] = "complete" if complete else "partial"
@@ -172,6 +180,18 @@ def walk(torch, snapshot, device, budget=None):
         out["notes"] = ["the walk failed: %s: %s" % (type(exc).__name__, exc)]
     out["elapsed_ms"] = round((time.perf_counter() - t0) * 1000.0, 3)
     return out
+
+
+class Deadline:
+    """Past when the walking thread has used `budget_ms` of CPU time, or
+    WALL_FACTOR times that of wall time, from now."""
+
+    def __init__(self, budget_ms):
+        self.cpu = time.thread_time() + budget_ms / 1000.0
+        self.wall = time.perf_counter() + WALL_FACTOR * budget_ms / 1000.0
+
+    def passed(self):
+        return time.thread_time() > self.cpu or time.perf_counter() > self.wall
 
 
 def walk_without_collecting(examiner, deadline):
@@ -192,7 +212,7 @@ def _examine_all(objects, examiner, deadline):
     """Examines objects until the deadline: (how many, whether all). The
     per-object work is C iteration (map, compress) over their types; only
     objects of a type with a handler reach Python code."""
-    clock = time.perf_counter
+    passed = deadline.passed
     wanted = set()
     for cls in set(map(type, objects)):
         if examiner.handler(cls) is not None:
@@ -200,7 +220,7 @@ def _examine_all(objects, examiner, deadline):
     wanted_type = wanted.__contains__
     examine = examiner.examine
     for start in range(0, len(objects), CHECK_EVERY):
-        if clock() > deadline:
+        if passed():
             return start, False
         chunk = objects[start:start + CHECK_EVERY]
         for obj in itertools.compress(chunk, map(wanted_type, map(type, chunk))):
