@@ -64,7 +64,7 @@ def walk(jax, device, budget=None):
     try:
         live = {id(a): a for a in jax.live_arrays()}
         examiner = _Examiner(jax, live)
-        n, complete = roles.walk_without_collecting(examiner, t0 + budget / 1000.0)
+        n, complete = roles.walk_without_collecting(examiner, roles.Deadline(budget))
         groups, total = {}, 0
         for key, arr in live.items():
             size = int(arr.on_device_size_in_bytes())
