@@ -70,11 +70,11 @@ bool runs_in_torch(const std::vector<Frame>& frames) {
 std::string site_note(const model::Stack& s) {
   std::string note;
   if (!s.autograd_node.empty()) note = "autograd " + s.autograd_node;
-  if (s.python != "captured" && on_engine_thread(s.frames)) note += note.empty() ? "engine thread" : ", engine thread";
-  if (s.python == "borrowed") {
+  if ((s.python != "captured" || s.python_borrow == "outer") && on_engine_thread(s.frames)) note += note.empty() ? "engine thread" : ", engine thread";
+  if (s.has_lender()) {
     if (!note.empty()) note += "; ";
-    note += "Python frames of thread " + (s.python_thread ? std::to_string(s.python_thread) : std::string("?")) +
-            ", waiting in backward";
+    note += std::string(s.python == "borrowed" ? "Python frames" : "callers") + " of thread " +
+            (s.python_thread ? std::to_string(s.python_thread) : std::string("?")) + ", waiting in backward";
   } else if (s.python_borrow == "ambiguous") {
     if (!note.empty()) note += "; ";
     note += "several Python threads waited in backward: none named";

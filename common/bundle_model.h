@@ -108,11 +108,13 @@ struct Frame {
 struct Stack {
   uint64_t stack_id = 0;
   std::string python;  // captured / borrowed / native_thread / no_gil / not_python / disabled
-  // python "borrowed": the kernel id of the thread that lent its frames (0 =
-  // unknown); "native_thread": python_borrow "ambiguous" when two or more
-  // Python threads waited in backward (common/autograd_node.h).
+  // python "borrowed" (or "captured" with python_borrow "outer": the own
+  // frames' callers were lent): the kernel id of the thread that lent its
+  // frames (0 = unknown); "native_thread": python_borrow "ambiguous" when two
+  // or more Python threads waited in backward (common/autograd_node.h).
   uint64_t python_thread = 0;
   std::string python_borrow;
+  bool has_lender() const { return python == "borrowed" || python_borrow == "outer"; }
   std::string autograd_node;  // "MmBackward0"; "" = none
   std::vector<Frame> frames;  // innermost first, as stacks.json lists them (common/frame_order.h)
   // Who holds the memory (common/site_rules.h): stacks.json `site_frame`

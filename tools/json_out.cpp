@@ -87,7 +87,7 @@ void json_stack(JsonWriter& w, const Bundle& b, uint64_t stack_id, size_t max_fr
   const Stack* s = stack_id ? b.find_stack(stack_id) : nullptr;
   json_site(w, s);
   json_kv(w, "python", s ? s->python : std::string());
-  if (s && s->python == "borrowed") json_kv(w, "python_thread", s->python_thread);
+  if (s && s->has_lender()) json_kv(w, "python_thread", s->python_thread);
   json_frames(w, s ? s->frames : std::vector<Frame>{}, max_frames);
 }
 

@@ -164,7 +164,7 @@ void insert_stacks(sqlite3* db, const Bundle& b, const std::string& name) {
     st.t(6, name);
     if (s.autograd_node.empty()) st.null(7);
     else st.t(7, s.autograd_node);
-    if (s.python == "borrowed") st.i(8, as_i(s.python_thread));
+    if (s.has_lender()) st.i(8, as_i(s.python_thread));
     else st.null(8);
     st.step(db);
     for (size_t d = 0; d < s.frames.size(); ++d) {

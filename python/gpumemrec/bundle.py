@@ -48,7 +48,7 @@ class Stack:
     site_frame: Optional[int] = None  # index into frames: who holds the memory (when the bundle says)
     library: Optional[str] = None  # the library the allocation went through (when the bundle says)
     autograd_node: Optional[str] = None  # PyTorch's backward node, e.g. "MmBackward0" (when the bundle says)
-    python_thread: Optional[int] = None  # python "borrowed": the thread that lent its Python frames
+    python_thread: Optional[int] = None  # python "borrowed" (or python_borrow "outer"): the thread that lent its Python frames
 
     @property
     def site(self) -> Optional[Frame]:

@@ -29,7 +29,11 @@
 //      the same line share one stack id.
 //   5. No Python frame of its own (a native thread): the frames of the one
 //      Python thread waiting in PyTorch's backward, read with fault-tolerant
-//      reads (python_borrow.h); else one marker word.
+//      reads (python_borrow.h); else one marker word. Python frames of its
+//      own that a native thread entered (a gradient hook the autograd
+//      engine calls: the outermost own frame is not where Python starts a
+//      thread's code): the same lender's frames follow them, as their
+//      callers (entered_from_native).
 // Dump time needs no interpreter at all: ids map to the copied strings.
 #include "shim/record/python_stack.h"
 
@@ -200,6 +204,41 @@ inline const char* own_thread_state(const PythonApi& api) {
   return static_cast<const char*>(api.gilstate_this());
 }
 
+// Where Python itself starts running a thread's code: a script's (or -c's)
+// module body, runpy's entry for `python -m`, the threading module's
+// bootstrap (3.11+ qualified names; 3.10 co_name).
+bool is_thread_entry(const char* name) {
+  for (const char* e : {"<module>", "_run_module_as_main", "Thread._bootstrap", "_bootstrap"})
+    if (std::strcmp(name, e) == 0) return true;
+  return false;
+}
+
+// Whether own frames words[0..n) (innermost first, complete: fewer than the
+// walk's limit) were entered from native code on a thread Python did not
+// start its code on: their outermost frame is no thread entry (PyTorch's
+// engine thread calling a gradient hook through PyGILState_Ensure: the hook
+// is outermost). A code id the table does not know (0: full) says no.
+bool entered_from_native(const uint64_t* words, uint32_t n, uint32_t limit) {
+  if (n == 0 || n >= limit) return false;
+  const uint64_t id = (words[n - 1] >> pywalk::kIdShift) & pywalk::kIdMask;
+  const pycode::CodeEntry* e = pycode::code_entry_by_id(id);
+  return e && e->name && !is_thread_entry(e->name);
+}
+
+// Borrows the frames of the thread waiting in backward after out[0..*n),
+// at most max words in all, unless this thread found none less than
+// kBorrowIdleNs ago.
+BorrowResult borrow_after(const pywalk::Env& env, const PythonApi& api, const char* ts, uint64_t* out,
+                          uint32_t max, uint32_t* n) {
+  const uint64_t now = monotonic_ns();
+  if (now < t_borrow_idle_until || *n + 2 > max) return BorrowResult::kNone;
+  uint32_t m = 0;
+  const BorrowResult r = borrow_python_frames(env, api.threads, ts, out + *n, max - *n, &m);
+  if (r == BorrowResult::kNone) t_borrow_idle_until = now + kBorrowIdleNs;
+  if (r == BorrowResult::kBorrowed) *n += m;
+  return r;
+}
+
 }  // namespace
 
 uint32_t capture_python_frames(uint64_t* out, uint32_t max) {
@@ -217,16 +256,11 @@ uint32_t capture_python_frames(uint64_t* out, uint32_t max) {
   const char* ts = own_thread_state(api);
   const pywalk::Env env = walk_env();
   uint32_t n = ts ? pywalk::walk_frames(own_innermost_frame(ts), env, pywalk::OwnReader{}, out, max) : 0;
-  // No Python frame of its own: the frames of the Python thread waiting in
-  // backward, when exactly one does (python_borrow.h).
+  // No Python frame of its own, or only frames a native thread entered: the
+  // frames of the Python thread waiting in backward, when exactly one does
+  // (python_borrow.h), after the own ones.
   BorrowResult borrowed = BorrowResult::kNone;
-  if (n == 0) {
-    const uint64_t now = monotonic_ns();
-    if (now >= t_borrow_idle_until) {
-      borrowed = borrow_python_frames(env, api.threads, ts, out, max, &n);
-      if (borrowed == BorrowResult::kNone) t_borrow_idle_until = now + kBorrowIdleNs;
-    }
-  }
+  if (n == 0 || entered_from_native(out, n, max)) borrowed = borrow_after(env, api, ts, out, max, &n);
   // Finalization deletes the thread states of daemon threads that are still
   // in native code; it clears the initialized flag first. Frames read while
   // it happened are dropped (see docs/design.md for the window).

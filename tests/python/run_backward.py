@@ -8,7 +8,10 @@ cases/backward.py under LD_PRELOAD=libgpumemrec.so with the fixture engine
       --engine build/tests/python/libtorch_autograd_shape.so [--gpumemrec build/bin/gpumemrec]
 
 Cases: oom, ambiguous, not_torch, churn, disabled (oom with
-GPUMEMREC_PYTHON_STACKS=0).
+GPUMEMREC_PYTHON_STACKS=0), hook_library, hook_user (Python hooks on the
+engine thread: the waiting thread's frames are their callers,
+python_borrow "outer"), python_thread (a threading thread allocates while
+another waits in backward: nothing borrowed).
 """
 import argparse
 import os
@@ -113,6 +116,63 @@ def case_ambiguous(args, tmp):
 def case_not_torch(args, tmp):
     b, oom = not_borrowed(args, tmp, "not_torch")
     check("autograd_node" not in oom, "a thread outside PyTorch names an autograd node")
+
+
+def own_then_lent(args, tmp, scenario, own_want, site_want):
+    """The OOM stack of a hook scenario: the hook's own frames, then the
+    waiting thread's (python "captured", python_borrow "outer", its tid),
+    all after the engine thread's native frames up to the evaluation loop;
+    the site is site_want (function, line)."""
+    out = run(args, env_of(args), program(CASE) + [scenario], tmp)
+    b = Bundle(tmp)
+    oom = b.oom_stack()
+    lender = lender_of(out)
+    check((oom["python"], oom.get("python_borrow")) == ("captured", "outer"),
+          "%s: python %r, python_borrow %r" % (scenario, oom["python"], oom.get("python_borrow")))
+    check(oom.get("python_thread") == (lender if sys.version_info >= (3, 11) else 0),
+          "%s: python_thread %r, lender %d" % (scenario, oom.get("python_thread"), lender))
+    got = [(f["function"], os.path.basename(f["file"])) for f in oom["frames"] if f["kind"] == "python"]
+    lent = [("_engine_run_backward", "graph.py"), ("backward", "__init__.py"), ("train_step", "backward.py"),
+            ("run_hook", "backward.py"), ("main", "backward.py"), ("<module>", "backward.py")]
+    check(got == own_want + lent, "%s: Python frames\n  got  %s\n  want %s" % (scenario, got, own_want + lent))
+    site = oom["frames"][oom["site_frame"]]
+    check((site["function"], site["line"]) == site_want, "%s: site %s, want %s" % (scenario, site, site_want))
+    check(oom.get("autograd_node") == "AccumulateGrad", "%s: autograd_node %r" % (scenario, oom.get("autograd_node")))
+    note = "[autograd AccumulateGrad, engine thread; callers of thread %s, waiting in backward]" % (
+        lender if sys.version_info >= (3, 11) else "?")
+    check(note in b.summary, "%s: summary.txt lacks %r" % (scenario, note))
+    return b
+
+
+def case_hook_library(args, tmp):
+    """A library's hook (gmr_zero under site-packages, DeepSpeed ZeRO-2's
+    shape): the site is the program's backward line, not the library's."""
+    own_then_lent(args, tmp, "hook_library", [("setup_buckets", "__init__.py"), ("grad_handling_hook", "__init__.py")],
+                  ("train_step", sites(CASE)["backward"]))
+
+
+def case_hook_user(args, tmp):
+    """The program's own hook: its own line stays the site (innermost user
+    frame), the backward line is among its callers."""
+    s = sites(CASE)
+    own_then_lent(args, tmp, "hook_user", [("alloc_until_failure", "backward.py"), ("user_hook", "backward.py")],
+                  ("alloc_until_failure", s["own_alloc"]))
+
+
+def case_python_thread(args, tmp):
+    """A thread of the threading module allocates while another waits in
+    backward: its frames are its own (from threading's bootstrap), none lent."""
+    run(args, env_of(args), program(CASE) + ["python_thread"], tmp)
+    b = Bundle(tmp)
+    oom = b.oom_stack()
+    got = [f["function"] for f in oom["frames"] if f["kind"] == "python"]
+    check(oom["python"] == "captured" and "python_borrow" not in oom and "python_thread" not in oom,
+          "python_thread: python %r, python_borrow %r" % (oom["python"], oom.get("python_borrow")))
+    check(got and got[0] == "alloc_until_failure" and "train_step" not in got and "_engine_run_backward" not in got,
+          "python_thread: frames %s" % got)
+    site = oom["frames"][oom["site_frame"]]
+    check((site["function"], site["line"]) == ("alloc_until_failure", sites(CASE)["own_alloc"]),
+          "python_thread: site %s" % site)
 
 
 def case_churn(args, tmp):

@@ -9,7 +9,9 @@ out first.
 Checked, against the program's own counts (train_ranks.py writes them):
 - every rank leaves a bundle with its rank, local rank and world size
   (rank 1's for its out-of-memory, the others' at exit);
-- rank 1's failing site is the program's loss.backward() line;
+- rank 1's failing site is the program's backward line (loss.backward(), or
+  model.backward(loss) for DeepSpeed, whose gradient hook allocates on the
+  autograd thread: the waiting thread's frames are lent as its callers);
 - NCCL's memory is libnccl.so.2's in the card accounting and the sites:
   exactly NCCL 2.30.7's on an H100 SXM (simulate/nccl/plan.h): 196 MiB at
   init and 288 MiB for the ring, the ring's taken on NCCL's proxy thread;
@@ -115,6 +117,11 @@ def line_of(text):
         return next(i for i, l in enumerate(f, 1) if l.strip() == text)
 
 
+def failing_stack(bundle):
+    meta = load(os.path.join(bundle, "metadata.json"))
+    return {s["stack_id"]: s for s in load(os.path.join(bundle, "stacks.json"))}[meta["stack_id"]]
+
+
 def failing_site(bundle):
     meta = load(os.path.join(bundle, "metadata.json"))
     stack = {s["stack_id"]: s for s in load(os.path.join(bundle, "stacks.json"))}[meta["stack_id"]]
@@ -140,13 +147,15 @@ def check_ranks(by_rank, world, counts, wrap):
         return
     site = failing_site(by_rank[1]["limit"])
     if wrap == "zero2":
-        # Product decision (known gap): DeepSpeed's gradient hook runs Python
-        # on the autograd thread, so the failing call has Python frames of its
-        # own, all DeepSpeed's, and no frame is borrowed from the thread
-        # waiting in model.backward(loss): the site is DeepSpeed's line.
-        check(site.get("file", "").endswith("deepspeed/runtime/zero/stage_1_and_2.py"),
-              "rank 1 failed in DeepSpeed's gradient hook: %s" % site)
-        return
+        # DeepSpeed's gradient hook runs Python on the autograd engine's
+        # thread and allocates there: its own frames are DeepSpeed's, and the
+        # frames of the thread waiting in model.backward(loss) are lent as
+        # their callers (docs/design.md, "Borrowed Python frames").
+        st = failing_stack(by_rank[1]["limit"])
+        check(st.get("python_borrow") == "outer" and
+              any(f.get("file", "").endswith("deepspeed/runtime/zero/stage_1_and_2.py") for f in st["frames"]),
+              "rank 1's failing call: DeepSpeed's hook, its callers lent: %s" %
+              {k: v for k, v in st.items() if k != "frames"})
     want = line_of(BACKWARD_LINE[wrap])
     check(site.get("line") == want and site.get("file", "").endswith("train_ranks.py"),
           "rank 1 failed at train_ranks.py:%d (%s): %s" % (want, BACKWARD_LINE[wrap], site))

@@ -35,7 +35,7 @@ bool write_stacks_json(BundleFiles& files, const BundleContent& c, std::string* 
       w.Key(key::kSiteFrame); s.site_frame >= 0 ? w.Int64(s.site_frame) : w.Null();
       w.Key(key::kLibrary); w.String(s.library);
       // PyTorch's backward (common/autograd_node.h); only when known.
-      if (s.python == "borrowed") { w.Key(key::kPythonThread); w.Uint64(s.python_thread); }
+      if (s.has_lender()) { w.Key(key::kPythonThread); w.Uint64(s.python_thread); }
       if (!s.python_borrow.empty()) { w.Key(key::kPythonBorrow); w.String(s.python_borrow); }
       if (!s.autograd_node.empty()) { w.Key(key::kAutogradNode); w.String(s.autograd_node); }
       w.EndObject();

@@ -9,6 +9,13 @@
 #              PyTorch's allocates until out of memory
 #   churn      Python threads start, run Python and end all the time while
 #              the engine thread allocates and frees, then runs out
+#   hook_library  the engine thread runs a library's gradient hook (Python,
+#              under site-packages: gmr_zero) that allocates until out of
+#              memory: the waiting thread's frames are the hook's callers
+#   hook_user  the same with the program's own hook
+#   python_thread  a thread waits in backward while a thread of the
+#              threading module allocates until out of memory: nothing is
+#              borrowed (its own frames start at threading's bootstrap)
 import ctypes
 import os
 import sys
@@ -24,6 +31,8 @@ engine = ctypes.CDLL(os.environ["GMR_AUTOGRAD_ENGINE"])  # CDLL: the GIL is rele
 engine.gmr_engine_run_backward.argtypes = [ctypes.c_int, ctypes.c_size_t, ctypes.c_int]
 assert engine.gmr_engine_init(os.environ["GMR_CUDART"].encode()) == 0
 graph.Variable._execution_engine.run_backward = engine.gmr_engine_run_backward
+HOOK = ctypes.CFUNCTYPE(ctypes.c_int)  # called on the engine thread: ctypes takes the GIL
+cudart = ctypes.CDLL(os.environ["GMR_CUDART"])
 
 
 def train_step(mode, count):
@@ -40,6 +49,26 @@ def start_waiter():
     while engine.gmr_engine_blocked() < 1:
         time.sleep(0.001)
     return t
+
+
+def alloc_until_failure():
+    made = 0
+    for _ in range(1000):
+        p = ctypes.c_void_p()
+        if cudart.cudaMalloc(ctypes.byref(p), ctypes.c_size_t(4 * MiB)) != 0:  # @site:own_alloc
+            break
+        made += 1
+    return made
+
+
+def user_hook():
+    return alloc_until_failure()  # @site:user_hook
+
+
+def run_hook(fn):
+    hook = HOOK(fn)  # kept alive while the engine calls it
+    engine.gmr_engine_set_hook(hook)
+    return train_step(3, 0)
 
 
 def churn(stop):
@@ -68,6 +97,18 @@ def main(scenario):
         native = ctypes.CDLL(os.environ["GMR_NATIVE_LIB"])
         native.native_thread_alloc_until_failure.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_int]
         print("made", native.native_thread_alloc_until_failure(os.environ["GMR_CUDART"].encode(), 4 * MiB, 1000))
+        engine.gmr_engine_release()
+        t.join()
+    elif scenario == "hook_library":
+        import gmr_zero
+        print("made", run_hook(gmr_zero.grad_handling_hook))
+    elif scenario == "hook_user":
+        print("made", run_hook(user_hook))
+    elif scenario == "python_thread":
+        t = start_waiter()
+        worker = threading.Thread(target=alloc_until_failure, name="allocator")
+        worker.start()
+        worker.join()
         engine.gmr_engine_release()
         t.join()
     elif scenario == "churn":

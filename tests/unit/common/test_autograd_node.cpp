@@ -95,6 +95,11 @@ TEST(AutogradNode, SiteNoteWords) {
   s.python = "captured";
   s.python_borrow.clear();
   EXPECT_EQ(autograd::site_note(s), "autograd MmBackward0");
+  // A hook the engine thread ran: its own frames, the waiting thread's after them.
+  s.python_borrow = "outer";
+  s.python_thread = 4242;
+  EXPECT_EQ(autograd::site_note(s), "autograd MmBackward0, engine thread; callers of thread 4242, waiting in backward");
+  s.python_borrow.clear();
   model::Stack plain;
   plain.frames = {native("/home/u/app", "main")};
   plain.python = "native_thread";

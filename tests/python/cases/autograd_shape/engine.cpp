@@ -9,7 +9,12 @@
 //
 // As THPEngine_run_backward (torch/csrc/autograd/python_engine.cpp) does, the
 // caller (a ctypes.CDLL call: the GIL is released) hands the work to an
-// engine thread and waits for it; the engine thread calls cudaMalloc.
+// engine thread and waits for it; the engine thread calls cudaMalloc, or
+// (mode 3) runs a gradient hook from Python in AccumulateGrad::apply, as
+// PyTorch's PyFunctionTensorPostAccGradHooks does
+// (torch/csrc/autograd/python_hook.cpp: the GIL taken with
+// pybind11::gil_scoped_acquire, a thread state made for a thread Python
+// never saw; here a ctypes callback, which takes it with PyGILState_Ensure).
 #include <dlfcn.h>
 #include <pthread.h>
 
@@ -20,7 +25,7 @@ namespace torch {
 namespace autograd {
 
 struct Job {
-  int mode;          // 0: allocate until failure; 2: allocate+free `count` times first
+  int mode;          // 0: allocate until failure; 2: allocate+free `count` times first; 3: the hook
   size_t size;
   int count;
   int done;
@@ -31,6 +36,10 @@ struct MmBackward0 {
   static int apply(Job& job);
 };
 }  // namespace generated
+
+struct AccumulateGrad {
+  static int apply(Job& job);
+};
 
 struct Engine {
   static void* thread_main(void* job);
@@ -46,6 +55,8 @@ using FreeFn = int (*)(void*);
 MallocFn g_malloc = nullptr;
 FreeFn g_free = nullptr;
 
+using HookFn = int (*)();
+HookFn g_hook = nullptr;
 std::atomic<int> g_blocked{0};
 pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 pthread_cond_t g_cv = PTHREAD_COND_INITIALIZER;
@@ -72,9 +83,16 @@ __attribute__((noinline)) int generated::MmBackward0::apply(Job& job) {
   return job.done;
 }
 
+__attribute__((noinline)) int AccumulateGrad::apply(Job& job) {
+  job.done = g_hook ? g_hook() : -1;
+  __asm__ __volatile__("" ::: "memory");
+  return job.done;
+}
+
 __attribute__((noinline)) void* Engine::thread_main(void* arg) {
   Job* job = static_cast<Job*>(arg);
-  generated::MmBackward0::apply(*job);
+  if (job->mode == 3) AccumulateGrad::apply(*job);
+  else generated::MmBackward0::apply(*job);
   __asm__ __volatile__("" ::: "memory");
   return nullptr;
 }
@@ -97,7 +115,9 @@ int gmr_engine_init(const char* cudart) {
 // The Python caller's run_backward. mode 0: one engine thread allocates
 // `size` until failure (at most `count` times); mode 2: it first allocates
 // and frees `count` times, then allocates until failure; mode 1: no work,
-// the caller waits until gmr_engine_release(). Returns the allocations made.
+// the caller waits until gmr_engine_release(); mode 3: the engine thread
+// calls the hook (gmr_engine_set_hook) and returns what it returned.
+// Returns the allocations made.
 int gmr_engine_run_backward(int mode, size_t size, int count) {
   if (mode == 1) {
     pthread_mutex_lock(&g_mu);
@@ -116,6 +136,8 @@ int gmr_engine_run_backward(int mode, size_t size, int count) {
 }
 
 int gmr_engine_blocked() { return g_blocked.load(); }
+
+void gmr_engine_set_hook(HookFn hook) { g_hook = hook; }
 
 void gmr_engine_release() {
   pthread_mutex_lock(&g_mu);
