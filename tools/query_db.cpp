@@ -32,7 +32,8 @@ CREATE TABLE allocations (
 -- site_depth its depth in frames; library: the owning library's file name
 -- (NULL when unknown). docs/design.md, "Who holds the memory". autograd_node:
 -- PyTorch's backward node the allocation ran in (NULL when none);
--- python_thread: the thread that lent a borrowed stack its Python frames.
+-- python_thread: the thread that lent a stack Python frames (borrowed, or a
+-- hook's callers).
 CREATE TABLE stacks (stack_id INTEGER, python TEXT, site TEXT, site_depth INTEGER, library TEXT, bundle TEXT,
   autograd_node TEXT, python_thread INTEGER, PRIMARY KEY (bundle, stack_id));
 -- Frames of each stack, innermost first (depth 0), as stacks.json orders them.

@@ -37,6 +37,17 @@ bool stale(const Table* t, time_t age) {
   return true;
 }
 
+// A table another process of the run has just made is empty until its
+// ftruncate: two ranks started together (torchrun) meet in that window.
+// Waits up to a second for it to take its size, as wait_published waits for
+// its magic.
+void wait_sized(int fd, struct stat* st) {
+  for (int i = 0; i < 1000; ++i) {
+    if (fstat(fd, st) != 0 || st->st_size != 0) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
 }  // namespace
 
 std::string table_path(const std::string& run) { return "/dev/shm/" + prefix() + run; }
@@ -60,6 +71,7 @@ Table* open_table(const std::string& path, bool create, bool* made) {
   if (fd < 0) fd = open(path.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0) return nullptr;
   struct stat st {};
+  if (!*made) wait_sized(fd, &st);
   if (fstat(fd, &st) != 0 || st.st_uid != getuid() || (!*made && st.st_size != static_cast<off_t>(sizeof(Table)))) {
     close(fd);
     return nullptr;

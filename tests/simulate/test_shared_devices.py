@@ -4,9 +4,9 @@ simulated device (simulate/core/shared_ledger.h). Each case drives
 device_probe processes (tests/simulate/device_probe.cpp) on a 1 GiB H100
 (GPUMEMREC_SIMULATE=h100-80gb:2, FAKEGPU_CAPACITY) and checks the driver's
 capacity check, cuMemGetInfo and NVML's process list against what the other
-processes hold; a killed process's share comes back; a process of another
-card, a process without the run's id and a table left by an earlier run
-are not shared with.
+processes hold; a killed process's share comes back; processes started at once (released together from a gate) all join;
+a process of another card, a process without the run's id and a table left
+by an earlier run are not shared with.
 
 Usage: test_shared_devices.py DEVICE_PROBE SIMULATED_LIB_DIR
 """
@@ -14,6 +14,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 
@@ -30,14 +31,20 @@ def check(cond, what):
         print("FAIL: " + what)
 
 
+# Waits until the gate file exists, then becomes the probe (same pid): the
+# processes released together load the driver at the same moment.
+GATED = "import os, sys, time\nwhile not os.path.exists(sys.argv[1]): time.sleep(0.0002)\nos.execv(sys.argv[2], sys.argv[2:])"
+
+
 class Probe:
-    def __init__(self, run, **extra):
+    def __init__(self, run, gate=None, **extra):
         env = {k: v for k, v in os.environ.items() if not k.startswith(("GPUMEMREC_", "FAKEGPU_", "LOCAL_RANK"))}
         env.update(BASE)
         if run is not None:
             env["GPUMEMREC_SIM_RUN"] = run
         env.update(extra)
-        self.p = subprocess.Popen([PROBE], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        argv = [sys.executable, "-c", GATED, gate, PROBE] if gate else [PROBE]
+        self.p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                   env=env, universal_newlines=True, bufsize=1)
 
     def __call__(self, line):
@@ -159,7 +166,30 @@ def stale_table_pruned():
     check("LOCAL_RANK=3 but GPUMEMREC_SIMULATE=h100-80gb:2 presents 2 device(s)" in err, "LOCAL_RANK line: %r" % err)
 
 
-CASES = [share_capacity, exit_without_destructors, other_card_and_no_run, launcher_exports_the_run,
+def started_together():
+    """Processes of one run started at once (torchrun's ranks) all join its
+    table: one makes it, the others may open it before its maker has sized
+    it (a zero-length file) and wait. 20 rounds of 6 processes; each takes
+    1 MiB on device 0, and each sees all six in NVML's list."""
+    for _ in range(20):
+        run = uuid.uuid4().hex
+        gate = tempfile.mktemp(prefix="gpumemrec-gate-")
+        probes = [Probe(run, gate) for _ in range(6)]
+        open(gate, "w").close()  # all six exec at once
+        for p in probes:
+            p("device 0")
+            p("alloc %d" % (1 << 20))
+        pids = {p.p.pid for p in probes}
+        for p in probes:
+            seen = set(p.nvml(0))
+            if seen != pids:
+                check(False, "started together: pid %d sees %s of %s" % (p.p.pid, sorted(seen), sorted(pids)))
+        for p in probes:
+            p.end()
+        os.unlink(gate)
+
+
+CASES = [share_capacity, started_together, exit_without_destructors, other_card_and_no_run, launcher_exports_the_run,
          stale_table_pruned]
 
 if __name__ == "__main__":
