@@ -20,8 +20,10 @@ Checked, against the program's own counts (train_ranks.py writes them):
   state, and its gradient buckets as gradients (what DDP's constructor
   added to torch.cuda.memory_allocated()); ZeRO-2's flat 16-bit groups as
   weights, its fp32 partition and the AdamW state as optimizer state;
-- the job's bundles -> export --format tables -> DuckDB answers
-  docs/fleet.md's first question (which rank failed first) with rank 1.
+- the job's bundles -> export --format tables -> DuckDB, with
+  docs/fleet.md's SQL: rank 1 failed first, every rank's last bundle has
+  its site row, what each rank held equals the program's counts, and only
+  rank 1 had failed calls.
 
 The limits, measured (both world sizes): FSDP2's forward allocates at most
 494 MiB and its backward 558 MiB, DDP's 581 and 645 MiB (its buckets and
@@ -195,7 +197,28 @@ def check_roles(by_rank, counts, wrap):
               (rank, got, want, roles.get("status"), roles.get("elapsed_ms"), roles.get("objects")))
 
 
-def check_fleet(bindir, by_rank, work):
+ROLE_KEYS = {"fsdp2": ("weights", "optimizer_state"), "zero2": ("weights", "optimizer_state"),
+             "ddp": ("weights", "optimizer_state", "gradients")}
+FLEET_SCRIPT = """
+import duckdb, json, sys
+blocks, out = json.loads(sys.argv[1]), sys.argv[2]
+con = duckdb.connect()
+setup = "\\n".join(l for l in blocks["setup"].replace("'OUT/", "'" + out + "/").splitlines() if not l.startswith("--"))
+for stmt in (s for s in setup.split(";\\n") if s.strip()):
+    con.execute(stmt)
+cols = lambda name: [d[0] for d in con.execute(blocks[name]).description]
+rows = lambda name: [dict(zip(cols(name), r)) for r in con.execute(blocks[name]).fetchall()]
+print(json.dumps({name: rows(name) for name in ("first_failure", "same_site", "roles", "failed_calls")},
+                 default=str))
+"""
+
+
+def check_fleet(bindir, by_rank, work, counts, wrap):
+    """The job's bundles through `export --format tables` into DuckDB, with
+    docs/fleet.md's SQL as written: which rank failed first (rank 1), the
+    sites of every rank's last bundle (each rank once), what each rank held
+    (the roles at exit equal the program's counts, as framework.json's do),
+    and which ranks had failed calls (rank 1 only)."""
     out = os.path.join(work, "tables")
     bundles = [b for per_rank in by_rank.values() for b in per_rank.values()]
     p = subprocess.run([os.path.join(bindir, "gpumemrec"), "export", "-f", "tables"] + bundles +
@@ -204,22 +227,24 @@ def check_fleet(bindir, by_rank, work):
     text = open(os.path.join(ROOT, "docs", "fleet.md"), encoding="utf-8").read()
     blocks = dict(re.findall(r"```sql fleet:(\w+)\n(.*?)```", text, re.S))
     venv_python = frameworks_venv.python_or_skip()
-    script = """
-import duckdb, json, sys
-blocks, out = json.loads(sys.argv[1]), sys.argv[2]
-con = duckdb.connect()
-setup = "\\n".join(l for l in blocks["setup"].replace("'OUT/", "'" + out + "/").splitlines() if not l.startswith("--"))
-for stmt in (s for s in setup.split(";\\n") if s.strip()):
-    con.execute(stmt)
-first = con.execute(blocks["first_failure"]).fetchall()
-same = con.execute(blocks["same_site"]).fetchall()
-print(json.dumps({"first": [first[0][0]], "sites": len(same)}))
-"""
-    q = subprocess.run([venv_python, "-c", script, json.dumps(blocks), out], stdout=subprocess.PIPE,
+    q = subprocess.run([venv_python, "-c", FLEET_SCRIPT, json.dumps(blocks), out], stdout=subprocess.PIPE,
                        stderr=subprocess.STDOUT, universal_newlines=True)
     ans = json.loads(q.stdout.strip().splitlines()[-1]) if q.returncode == 0 else {}
-    check(ans.get("first") == [1], "DuckDB, docs/fleet.md's first_failure: rank %s (%s)" % (ans.get("first"),
-                                                                                            q.stdout[-300:]))
+    if not ans:
+        check(False, "DuckDB ran docs/fleet.md's SQL: %s" % q.stdout[-600:])
+        return
+    first = [r["rank"] for r in ans["first_failure"]]
+    check(first == [1], "DuckDB, fleet:first_failure: rank %s" % first)
+    seen = sorted(rank for r in ans["same_site"] for rank in r["which_ranks"])
+    check(seen == sorted(by_rank), "DuckDB, fleet:same_site: every rank's last bundle once: %s" % ans["same_site"])
+    for r in ans["roles"]:
+        if r["rank"] == 1 or r["rank"] not in counts:
+            continue  # rank 1's exit came out of a failed backward
+        got = {k: r["roles_" + k] for k in ROLE_KEYS[wrap]}
+        want = {k: counts[r["rank"]]["ddp_constructed" if k == "gradients" else k] for k in ROLE_KEYS[wrap]}
+        check(got == want, "DuckDB, fleet:roles: rank %d held %s, the program's counts %s" % (r["rank"], got, want))
+    failed = {r["rank"]: r["failed_calls"] for r in ans["failed_calls"]}
+    check(set(failed) == {1}, "DuckDB, fleet:failed_calls: failed calls by rank %s (rank 1's only)" % failed)
 
 
 def killed_rank(bindir, work):
@@ -242,7 +267,7 @@ def training_job(bindir, wrap, world, work):
     if "limit" in by_rank.get(1, {}):
         check_nccl(by_rank[1]["limit"], wrap)
     check_roles(by_rank, counts, wrap)
-    check_fleet(bindir, by_rank, work)
+    check_fleet(bindir, by_rank, work, counts, wrap)
 
 
 def main():
