@@ -30,6 +30,7 @@ uint64_t Episodes::on_failure(const FailureInfo& f, uint64_t now_ns, uint64_t li
     first_ns_ = last_ns_ = now_ns;
     first_live_ = live_on_device;
     held_until_ns_ = 0;
+    open_missed_ = false;
     pending_ = 0;
     recovery_ = Recovery{};
   } else {
@@ -169,6 +170,26 @@ void Episodes::close(Outcome o, FatalCause cause, int signal) {
   pending_ = 0;
   held_until_ns_ = 0;
   if (o == Outcome::kRecovered && counting_) count_recovered();
+  if (open_missed_ && o != Outcome::kRecovered) {
+    ++missed_at_close_;
+    unreported_.fetch_add(1, std::memory_order_relaxed);
+  }
+  open_missed_ = false;
+}
+
+bool Episodes::miss_unless_recovered(uint64_t id) {
+  SpinGuard g(lock_);
+  if (!counting_ || id == 0) return false;
+  if (id == open_) {
+    open_missed_ = true;
+    return true;
+  }
+  return verdict_locked(id).outcome == Outcome::kRecovered;
+}
+
+uint64_t Episodes::missed_at_close() {
+  SpinGuard g(lock_);
+  return missed_at_close_;
 }
 
 void Episodes::count_recovered() {
@@ -223,6 +244,8 @@ void Episodes::reset() {
   open_ = 0;
   pending_ = 0;
   held_until_ns_ = 0;
+  open_missed_ = false;
+  missed_at_close_ = 0;
   for (Verdict& v : closed_) v = Verdict{};
   for (Verdict& v : watched_) v = Verdict{};
   recovered_cleared_ = recovered_total_;

@@ -168,6 +168,15 @@ class Episodes {
   // Failures that got no bundle of their own (joined an episode, or met
   // another dump): `failed_calls_before_dump` of the next bundle.
   void missed() { unreported_.fetch_add(1, std::memory_order_relaxed); }
+  // The failure that opened episode `id` got no bundle (the writer's sets
+  // and queue were full). Counting recovered episodes, one that recovers is
+  // owed no bundle (it is counted as recovered, once): so the miss counts
+  // only when the episode ends otherwise. True: left to its close (or it
+  // recovered already); false: count it now (keep mode, or its verdict is
+  // not known).
+  bool miss_unless_recovered(uint64_t id);
+  // Misses counted when their episodes closed other than recovered.
+  uint64_t missed_at_close();
   uint64_t take_unreported() { return unreported_.exchange(0, std::memory_order_acq_rel); }
 
   void reset();  // forked child
@@ -193,6 +202,8 @@ class Episodes {
   uint64_t recovered_total_ = 0, recovered_cleared_ = 0;
   std::atomic<uint64_t> unreported_{0};
   bool counting_ = true;
+  bool open_missed_ = false;  // the open episode's opener got no bundle (miss_unless_recovered)
+  uint64_t missed_at_close_ = 0;
 };
 
 }  // namespace gpumemrec

@@ -160,6 +160,34 @@ TEST(Episodes, ReleaseReadsTheVerdictBeforeForgettingIt) {
   EXPECT_EQ(e.verdict(old).outcome, Outcome::kUnknown);    // what the dumper read before the fix
 }
 
+// The failure that opened an episode got no bundle (the writer's sets and
+// queue full): counting recovered episodes, one that recovers is counted
+// once, as recovered; a miss counts only when it ends otherwise (ASan's
+// recover_minute said a failure both recovered and "got no bundle").
+TEST(Episodes, AMissedOpenerCountsOnlyIfItsEpisodeDoesNotRecover) {
+  Episodes e;
+  PendingRequest t1{};
+  const uint64_t recovered = e.on_failure(failure(0, 64, 1), 1000, 0, kWindow, &t1);
+  e.unwatch(recovered);  // what freeze_for_writer does when it gives up
+  EXPECT_TRUE(e.miss_unless_recovered(recovered));
+  ASSERT_TRUE(e.on_success(&t1, 1, HookId::cudaMalloc, 0, 64, 1001, 0));
+  EXPECT_EQ(e.missed_at_close(), 0u);
+  EXPECT_EQ(e.recovered_total(), 1u);
+  EXPECT_EQ(e.take_unreported(), 1u);  // once, as the recovered episode's failure
+  EXPECT_TRUE(e.miss_unless_recovered(recovered));  // decided already: nothing to count
+  const uint64_t fatal = e.on_failure(failure(0, 64, 1), 2000, 0, kWindow, &t1);
+  e.unwatch(fatal);
+  EXPECT_TRUE(e.miss_unless_recovered(fatal));
+  EXPECT_TRUE(e.expire(5000, kWindow, false, FatalCause::kNoRetry));
+  EXPECT_EQ(e.missed_at_close(), 1u);
+  EXPECT_EQ(e.take_unreported(), 1u);
+  EXPECT_FALSE(e.miss_unless_recovered(fatal));  // closed fatal: count it now
+  // GPUMEMREC_RECOVERED=keep: a recovered episode was owed its bundle.
+  e.set_counting(false);
+  const uint64_t kept = e.on_failure(failure(0, 64, 1), 9000, 0, kWindow, &t1);
+  EXPECT_FALSE(e.miss_unless_recovered(kept));
+}
+
 TEST(Episodes, ResetForgetsTheOpenEpisode) {
   Episodes e;
   PendingRequest t1{};
