@@ -106,7 +106,11 @@ void LiveTable::erase_shift(uint64_t* keys, uint64_t capacity, uint64_t i) {
 void LiveTable::move_some(Home& s, uint64_t slots, Retired* done) {
   if (!s.old_keys) return;
   LiveEntry* vals = entries(s.old_keys, s.old_capacity);
-  for (uint64_t end = s.cursor + slots; s.cursor < s.old_capacity && s.cursor < end; ++s.cursor) {
+  // `slots` may be ~0 ("all": start_growth): cursor + slots would wrap
+  // below the cursor whenever a move was under way, and the slots not
+  // moved yet went with the old table.
+  const uint64_t end = slots < s.old_capacity - s.cursor ? s.cursor + slots : s.old_capacity;
+  for (; s.cursor < end; ++s.cursor) {
     uint64_t k = s.old_keys[s.cursor];
     if (k == 0 || k == kMoved) continue;
     place(s.keys, s.capacity, vals[s.cursor], hash(k));
