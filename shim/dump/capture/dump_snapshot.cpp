@@ -4,6 +4,7 @@
 
 #include "shim/dump/capture/event_order.h"
 #include "shim/dump/capture/history.h"
+#include "shim/dump/capture/in_flight.h"
 #include "shim/dump/capture/reconciler.h"
 
 namespace gpumemrec {
@@ -59,6 +60,17 @@ void add_peak_stacks(DumpSnapshot* s) {
   }
 }
 
+// The window's bounds in wall time, as order_events left its events.
+WindowBounds window_bounds(const FrozenState& f) {
+  auto wall = [&](uint64_t mono) { return uint64_t(int64_t(mono) + f.wall_offset_ns); };
+  WindowBounds w;
+  w.first_seq = f.first_seq;
+  w.end_seq = f.end_seq;
+  w.from_ns = f.complete_from_ns ? wall(f.complete_from_ns) : 0;
+  w.to_ns = f.cut_ns == UINT64_MAX ? UINT64_MAX : wall(f.cut_ns);
+  return w;
+}
+
 }  // namespace
 
 void finish_snapshot(const FrozenState& frozen, const FailureInfo* failure, const std::vector<uint32_t>& extra_stacks,
@@ -71,10 +83,11 @@ void finish_snapshot(const FrozenState& frozen, const FailureInfo* failure, cons
   // First, on the events as copied: the history below rewrites the word
   // freed_stack shares (event.h).
   if (peak) finish_peak(*peak, frozen, &out->peak);
-  const size_t count = order_events(frozen.events, size_t(frozen.event_count), frozen.complete_from_ns,
-                                    frozen.cut_ns, frozen.wall_offset_ns);
+  size_t count = order_events(frozen.events, size_t(frozen.event_count), frozen.complete_from_ns, frozen.cut_ns,
+                              frozen.wall_offset_ns);
   std::vector<LiveEntry> live(frozen.live, frozen.live + frozen.live_count);
   for (LiveEntry& a : live) a.time_ns = uint64_t(int64_t(a.time_ns) + frozen.wall_offset_ns);
+  count = add_in_flight_allocations(frozen.events, count, size_t(frozen.event_room), live, window_bounds(frozen));
   Reconciler reconciler(std::move(live), frozen.events, count);
   out->end_seq = frozen.end_seq;
   out->events = EventSpan{frozen.events, count};

@@ -364,9 +364,11 @@ bool freeze(Recorder* r, int set, FrozenState* out, const char** why) {
   if (locked) swap_unlock();
   out->cut_ns = monotonic_ns();
   out->end_seq = s.hand.end;
+  out->first_seq = window_first(r->ring, s.hand.end);
+  out->event_room = r->ring.capacity();
   out->wall_offset_ns = int64_t(realtime_ns()) - int64_t(monotonic_ns());
   // Read now: the marks of this window are overwritten two rings of claims on.
-  out->complete_from_ns = r->ring.complete_from(window_first(r->ring, s.hand.end));
+  out->complete_from_ns = r->ring.complete_from(out->first_seq);
   if (spare < 0) freeze_collect(set, out);  // no spare: the whole window now, as before the hand-over
   else expose(s, out, s.hand.copied);
   return true;

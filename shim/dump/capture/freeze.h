@@ -77,6 +77,10 @@ struct FrozenState {
   bool live_unavailable = false;  // the host would not map the collect's copy: nothing listed
   bool live_after_freeze = false;  // ... nor a stash (live_table_hold.cpp): later changes listed
   uint64_t end_seq = 1;  // the cut: one past the newest claimed seq
+  uint64_t first_seq = 1;  // the window's oldest seq (the ring's capacity before end_seq)
+  // Events the events region has room for (the ring's capacity; 0: none
+  // may be added to the window, in_flight.h).
+  uint64_t event_room = 0;
   // CLOCK_REALTIME - CLOCK_MONOTONIC at the freeze: turns the events' and
   // the live entries' times into wall time (one offset for the whole
   // bundle, so their order is kept even if the wall clock stepped).
