@@ -5,9 +5,8 @@
 
 #include <vector>
 
-#include "shim/dump/capture/history.h"
+#include "shim/dump/capture/dump_snapshot.h"
 #include "shim/dump/capture/in_flight.h"
-#include "shim/dump/capture/reconciler.h"
 
 using namespace gpumemrec;
 
@@ -26,19 +25,6 @@ Event alloc_event(uint64_t seq, uint64_t addr, uint64_t size, uint64_t time_ns) 
 
 LiveEntry entry_of(const Event& e) { return live_entry_from_event(e); }
 
-// finish_snapshot's steps after the order: the rebuild, the reconciler, the
-// totals. Returns the reconciled live set; *events resized to the new count.
-std::vector<LiveEntry> finish(std::vector<Event>* events, const std::vector<LiveEntry>& live, const WindowBounds& w) {
-  const size_t count = events->size();
-  events->resize(count + 16);
-  events->resize(add_in_flight_allocations(events->data(), count, events->size(), live, w));
-  Reconciler r(live, events->data(), events->size());
-  for (const Event& e : *events) r.apply(e);
-  std::vector<LiveEntry> out = r.finish();
-  make_history_consistent(events, out);
-  return out;
-}
-
 WindowBounds window(uint64_t first, uint64_t end, uint64_t from = 0, uint64_t to = UINT64_MAX) {
   WindowBounds w;
   w.first_seq = first;
@@ -54,21 +40,48 @@ WindowBounds window(uint64_t first, uint64_t end, uint64_t from = 0, uint64_t to
 // the window); thread 2 got 0x100 from the driver (seq 65: inserted in the
 // live table, its event still being written). Without the rebuild the
 // window's 0x100 allocation of 300 bytes never leaves and the base goes
-// below zero: every total before it read 0.
+// below zero: every total before it read 0. Through finish_snapshot, as a
+// bundle's writer calls it: monotonic times, a wall offset, the window's
+// bounds and room from the freeze.
 TEST(InFlight, AnAllocationBeingWrittenIsRebuiltFromItsLiveEntry) {
   const Event b = alloc_event(65, 0x100, 40, 3000);
   std::vector<Event> ev = {alloc_event(1, 0x100, 300, 1000), alloc_event(3, 0x200, 10, 2000),
                            alloc_event(66, 0x300, 5, 4000)};
-  const auto live = finish(&ev, {entry_of(b), entry_of(ev[1]), entry_of(ev[2])}, window(1, 129));
-  ASSERT_EQ(ev.size(), 4u);
-  EXPECT_EQ(ev[2].seq, 65u);  // in time order
-  EXPECT_EQ(event_kind(ev[2]), EventKind::kAlloc);
-  EXPECT_EQ(ev[2].size, 40u);
-  EXPECT_EQ(ev[0].live_after, 300u);
-  EXPECT_EQ(ev[1].live_after, 310u);
-  EXPECT_EQ(ev[2].live_after, 50u);  // 0x100's first 300 bytes left just before it
-  EXPECT_EQ(ev[3].live_after, 55u);
-  EXPECT_EQ(live.size(), 3u);
+  std::vector<LiveEntry> live = {entry_of(b), entry_of(ev[1]), entry_of(ev[2])};
+  ev.resize(128);  // the events region: the ring's capacity
+  FrozenState f;
+  f.events = ev.data();
+  f.event_count = 3;
+  f.event_room = ev.size();
+  f.live = live.data();
+  f.live_count = live.size();
+  f.first_seq = 1;
+  f.end_seq = 129;
+  f.complete_from_ns = 500;
+  f.cut_ns = 5000;
+  f.wall_offset_ns = 1000000;
+  DumpSnapshot s;
+  finish_snapshot(f, nullptr, {}, &s);
+  ASSERT_EQ(s.events.size(), 4u);
+  const Event* e = s.events.data;
+  EXPECT_EQ(e[2].seq, 65u);  // in time order
+  EXPECT_EQ(e[2].time_ns, 1003000u);  // in wall time
+  EXPECT_EQ(event_kind(e[2]), EventKind::kAlloc);
+  EXPECT_EQ(e[2].size, 40u);
+  EXPECT_EQ(e[0].live_after, 300u);
+  EXPECT_EQ(e[1].live_after, 310u);
+  EXPECT_EQ(e[2].live_after, 50u);  // 0x100's first 300 bytes left just before it
+  EXPECT_EQ(e[3].live_after, 55u);
+  EXPECT_EQ(s.live.size(), 3u);
+  EXPECT_EQ(s.live_bytes, 55u);
+  // Its time after the cut: the window need not hold it, nothing rebuilt.
+  ev = {alloc_event(1, 0x100, 300, 1000), alloc_event(3, 0x200, 10, 2000), alloc_event(66, 0x300, 5, 4000)};
+  ev.resize(128);
+  f.events = ev.data();
+  f.cut_ns = 2500;
+  DumpSnapshot t;
+  finish_snapshot(f, nullptr, {}, &t);
+  EXPECT_EQ(t.events.size(), 2u);  // 66 is after the cut as well
 }
 
 // Live entries the window need not hold are not rebuilt: older than its
